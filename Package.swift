@@ -1,0 +1,124 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny")
+]
+
+let package = Package(
+    name: "Chorus",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    products: [
+        .library(name: "ChorusKit", targets: ["ChorusKit"]),
+        .library(name: "ChorusAPI", targets: ["ChorusAPI"]),
+        .executable(name: "chorus", targets: ["chorus"]),
+        .executable(name: "chorus-bench", targets: ["chorus-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.122.0"),
+        .package(url: "https://github.com/vapor/fluent.git", from: "4.13.0"),
+        .package(url: "https://github.com/vapor/fluent-kit.git", from: "1.57.0"),
+        .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.9.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.14.0"),
+        .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
+    targets: [
+        // Wire types shared by the server and the SDK. Foundation only.
+        .target(name: "ChorusAPI", swiftSettings: swiftSettings),
+        // Pure domain: no I/O frameworks.
+        .target(
+            name: "ChorusCore",
+            dependencies: ["ChorusAPI", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        // Outbound clients behind protocols.
+        .target(
+            name: "ChorusProviders",
+            dependencies: [
+                "ChorusCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Local emulators of the outside services, speaking their wire protocols on loopback.
+        .target(
+            name: "ChorusSandbox",
+            dependencies: [
+                "ChorusProviders",
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The Vapor application.
+        .target(
+            name: "ChorusServer",
+            dependencies: [
+                "ChorusProviders",
+                "ChorusSandbox",
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "Fluent", package: "fluent"),
+                .product(name: "FluentKit", package: "fluent-kit"),
+                .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            resources: [.copy("Resources/openapi.json")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "chorus",
+            dependencies: [
+                "ChorusServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "chorus-bench",
+            dependencies: [
+                "ChorusServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The client SDK: ChorusAPI + Foundation only.
+        .target(name: "ChorusKit", dependencies: ["ChorusAPI"], swiftSettings: swiftSettings),
+
+        .testTarget(name: "ChorusAPITests", dependencies: ["ChorusAPI"], swiftSettings: swiftSettings),
+        .testTarget(name: "ChorusCoreTests", dependencies: ["ChorusCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ChorusProvidersTests",
+            dependencies: ["ChorusProviders"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ChorusSandboxTests",
+            dependencies: ["ChorusSandbox", .product(name: "VaporTesting", package: "vapor")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ChorusServerTests",
+            dependencies: [
+                "ChorusServer", "ChorusSandbox",
+                .product(name: "VaporTesting", package: "vapor"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ChorusKitTests",
+            dependencies: ["ChorusKit", "ChorusServer"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,166 @@
+import Foundation
+
+/// One scenario of `GET /mobile/scenarios`.
+public struct ScenarioDTO: Codable, Sendable, Equatable, Identifiable {
+    public var id: String
+    public var name: String
+    public var description: String
+    public var icon: String
+    public var category: String
+    public var isFamilyFriendly: Bool
+    public var voice: String
+    /// The seed's warning text, or `null`.
+    public var contentWarning: String?
+
+    public init(
+        id: String, name: String, description: String, icon: String, category: String, isFamilyFriendly: Bool,
+        voice: String, contentWarning: String?
+    ) {
+        self.id = id
+        self.name = name
+        self.description = description
+        self.icon = icon
+        self.category = category
+        self.isFamilyFriendly = isFamilyFriendly
+        self.voice = voice
+        self.contentWarning = contentWarning
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case name
+        case description
+        case icon
+        case category
+        case isFamilyFriendly = "is_family_friendly"
+        case voice
+        case contentWarning = "content_warning"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(name, forKey: .name)
+        try c.encode(description, forKey: .description)
+        try c.encode(icon, forKey: .icon)
+        try c.encode(category, forKey: .category)
+        try c.encode(isFamilyFriendly, forKey: .isFamilyFriendly)
+        try c.encode(voice, forKey: .voice)
+        try c.encode(contentWarning, forKey: .contentWarning)
+    }
+}
+
+/// `GET /mobile/scenarios`.
+public struct ScenariosResponse: Codable, Sendable, Equatable {
+    public var scenarios: [ScenarioDTO]
+
+    public init(scenarios: [ScenarioDTO]) {
+        self.scenarios = scenarios
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case scenarios
+    }
+}
+
+/// One voice of `GET /mobile/voices`.
+public struct VoiceDTO: Codable, Sendable, Equatable, Identifiable {
+    public var id: String
+    public var displayName: String
+    /// `male` or `female`.
+    public var gender: String
+    /// `american` or `british`.
+    public var accent: String
+    /// `warm_engaging`, `energetic_upbeat`, `gentle_supportive` or `professional_neutral`.
+    public var personality: String
+    public var description: String
+
+    public init(id: String, displayName: String, gender: String, accent: String, personality: String, description: String) {
+        self.id = id
+        self.displayName = displayName
+        self.gender = gender
+        self.accent = accent
+        self.personality = personality
+        self.description = description
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case displayName = "display_name"
+        case gender
+        case accent
+        case personality
+        case description
+    }
+}
+
+/// `GET /mobile/voices`.
+public struct VoicesResponse: Codable, Sendable, Equatable {
+    public var voices: [VoiceDTO]
+
+    public init(voices: [VoiceDTO]) {
+        self.voices = voices
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case voices
+    }
+}
+
+/// `POST /mobile/custom-scenarios` body.
+public struct CreateCustomScenarioRequest: Codable, Sendable, Equatable {
+    public var name: String
+    /// Who the AI plays and what the call is about (20–2,000 characters).
+    public var persona: String
+    public var voice: String
+
+    public init(name: String, persona: String, voice: String) {
+        self.name = name
+        self.persona = persona
+        self.voice = voice
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name
+        case persona
+        case voice
+    }
+}
+
+/// A user's custom scenario. Its `id` (`custom_<n>`) is usable as `scenario` in make-call and schedule-call.
+public struct CustomScenarioDTO: Codable, Sendable, Equatable, Identifiable {
+    public var id: String
+    public var name: String
+    public var persona: String
+    public var voice: String
+    public var createdAt: Date
+
+    public init(id: String, name: String, persona: String, voice: String, createdAt: Date) {
+        self.id = id
+        self.name = name
+        self.persona = persona
+        self.voice = voice
+        self.createdAt = createdAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case name
+        case persona
+        case voice
+        case createdAt = "created_at"
+    }
+}
+
+/// `GET /mobile/custom-scenarios`.
+public struct CustomScenariosResponse: Codable, Sendable, Equatable {
+    public var customScenarios: [CustomScenarioDTO]
+
+    public init(customScenarios: [CustomScenarioDTO]) {
+        self.customScenarios = customScenarios
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case customScenarios = "custom_scenarios"
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+
+/// `POST /mobile/purchase-subscription` body. Send `signed_transaction` (StoreKit 2) or `receipt_data` (legacy).
+public struct PurchaseRequest: Codable, Sendable, Equatable {
+    public var receiptData: String?
+    /// Ignored by the server, which decides the environment itself; accepted for compatibility.
+    public var isSandbox: Bool?
+    public var productID: String
+    public var signedTransaction: String?
+
+    public init(receiptData: String? = nil, isSandbox: Bool? = nil, productID: String, signedTransaction: String? = nil) {
+        self.receiptData = receiptData
+        self.isSandbox = isSandbox
+        self.productID = productID
+        self.signedTransaction = signedTransaction
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case receiptData = "receipt_data"
+        case isSandbox = "is_sandbox"
+        case productID = "product_id"
+        case signedTransaction = "signed_transaction"
+    }
+}
+
+/// The `usage_stats` of a purchase answer.
+public struct PurchaseUsageStats: Codable, Sendable, Equatable {
+    public var subscriptionTier: String?
+    public var isSubscribed: Bool
+    public var callsRemainingThisWeek: Int
+    public var callsRemainingThisMonth: Int
+    public var addonCallsRemaining: Int
+
+    public init(
+        subscriptionTier: String?, isSubscribed: Bool, callsRemainingThisWeek: Int, callsRemainingThisMonth: Int,
+        addonCallsRemaining: Int
+    ) {
+        self.subscriptionTier = subscriptionTier
+        self.isSubscribed = isSubscribed
+        self.callsRemainingThisWeek = callsRemainingThisWeek
+        self.callsRemainingThisMonth = callsRemainingThisMonth
+        self.addonCallsRemaining = addonCallsRemaining
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case subscriptionTier = "subscription_tier"
+        case isSubscribed = "is_subscribed"
+        case callsRemainingThisWeek = "calls_remaining_this_week"
+        case callsRemainingThisMonth = "calls_remaining_this_month"
+        case addonCallsRemaining = "addon_calls_remaining"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(subscriptionTier, forKey: .subscriptionTier)
+        try c.encode(isSubscribed, forKey: .isSubscribed)
+        try c.encode(callsRemainingThisWeek, forKey: .callsRemainingThisWeek)
+        try c.encode(callsRemainingThisMonth, forKey: .callsRemainingThisMonth)
+        try c.encode(addonCallsRemaining, forKey: .addonCallsRemaining)
+    }
+}
+
+/// `POST /mobile/purchase-subscription` answer.
+public struct PurchaseResponse: Codable, Sendable, Equatable {
+    public var success: Bool
+    public var message: String
+    public var usageStats: PurchaseUsageStats
+
+    public init(success: Bool, message: String, usageStats: PurchaseUsageStats) {
+        self.success = success
+        self.message = message
+        self.usageStats = usageStats
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case success
+        case message
+        case usageStats = "usage_stats"
+    }
+}
+
+/// `POST /mobile/upgrade-subscription` body (legacy).
+public struct UpgradeSubscriptionRequest: Codable, Sendable, Equatable {
+    public var receiptData: String
+    public var isSandbox: Bool?
+    /// `mobile_weekly` (the Basic plan), `mobile_basic` or `mobile_premium`.
+    public var subscriptionTier: String
+
+    public init(receiptData: String, isSandbox: Bool? = nil, subscriptionTier: String = "mobile_weekly") {
+        self.receiptData = receiptData
+        self.isSandbox = isSandbox
+        self.subscriptionTier = subscriptionTier
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case receiptData = "receipt_data"
+        case isSandbox = "is_sandbox"
+        case subscriptionTier = "subscription_tier"
+    }
+}
+
+/// The `usage_stats` of the legacy upgrade answer.
+public struct UpgradeUsageStats: Codable, Sendable, Equatable {
+    public var isSubscribed: Bool
+    public var subscriptionTier: String
+    public var trialCallsRemaining: Int
+
+    public init(isSubscribed: Bool, subscriptionTier: String, trialCallsRemaining: Int) {
+        self.isSubscribed = isSubscribed
+        self.subscriptionTier = subscriptionTier
+        self.trialCallsRemaining = trialCallsRemaining
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case isSubscribed = "is_subscribed"
+        case subscriptionTier = "subscription_tier"
+        case trialCallsRemaining = "trial_calls_remaining"
+    }
+}
+
+/// `POST /mobile/upgrade-subscription` answer (legacy).
+public struct UpgradeSubscriptionResponse: Codable, Sendable, Equatable {
+    public var success: Bool
+    public var message: String
+    public var subscriptionTier: String
+    public var usageStats: UpgradeUsageStats
+
+    public init(success: Bool, message: String, subscriptionTier: String, usageStats: UpgradeUsageStats) {
+        self.success = success
+        self.message = message
+        self.subscriptionTier = subscriptionTier
+        self.usageStats = usageStats
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case success
+        case message
+        case subscriptionTier = "subscription_tier"
+        case usageStats = "usage_stats"
+    }
+}
+
+/// `POST /mobile/app-store/webhook` body: App Store Server Notifications V2 send only `signedPayload`.
+/// The seed's `notificationType` and `data` are accepted and ignored: only the signed payload is trusted.
+public struct AppStoreNotificationRequest: Codable, Sendable, Equatable {
+    public var signedPayload: String
+
+    public init(signedPayload: String) {
+        self.signedPayload = signedPayload
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case signedPayload
+    }
+}
+
+/// `POST /mobile/app-store/webhook` answer.
+public struct AppStoreNotificationResponse: Codable, Sendable, Equatable {
+    public var status: String
+    public var message: String
+
+    public init(status: String, message: String) {
+        self.status = status
+        self.message = message
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case status
+        case message
+    }
+}
+
+/// `GET /mobile/subscription-status`. Fields without a value are `null`.
+public struct SubscriptionStatusResponse: Codable, Sendable, Equatable {
+    public var subscriptionTier: String?
+    /// `active`, `cancelled` (will not renew; access until the end date), `expired`, `revoked` or `none`.
+    public var subscriptionStatus: String
+    public var isSubscribed: Bool
+    public var subscriptionStartDate: Date?
+    public var subscriptionEndDate: Date?
+    public var nextPaymentDate: Date?
+    /// `weekly` or `monthly`.
+    public var billingCycle: String?
+    public var appStoreTransactionID: String?
+    public var appStoreProductID: String?
+
+    public init(
+        subscriptionTier: String?, subscriptionStatus: String, isSubscribed: Bool, subscriptionStartDate: Date?,
+        subscriptionEndDate: Date?, nextPaymentDate: Date?, billingCycle: String?, appStoreTransactionID: String?,
+        appStoreProductID: String?
+    ) {
+        self.subscriptionTier = subscriptionTier
+        self.subscriptionStatus = subscriptionStatus
+        self.isSubscribed = isSubscribed
+        self.subscriptionStartDate = subscriptionStartDate
+        self.subscriptionEndDate = subscriptionEndDate
+        self.nextPaymentDate = nextPaymentDate
+        self.billingCycle = billingCycle
+        self.appStoreTransactionID = appStoreTransactionID
+        self.appStoreProductID = appStoreProductID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case subscriptionTier = "subscription_tier"
+        case subscriptionStatus = "subscription_status"
+        case isSubscribed = "is_subscribed"
+        case subscriptionStartDate = "subscription_start_date"
+        case subscriptionEndDate = "subscription_end_date"
+        case nextPaymentDate = "next_payment_date"
+        case billingCycle = "billing_cycle"
+        case appStoreTransactionID = "app_store_transaction_id"
+        case appStoreProductID = "app_store_product_id"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(subscriptionTier, forKey: .subscriptionTier)
+        try c.encode(subscriptionStatus, forKey: .subscriptionStatus)
+        try c.encode(isSubscribed, forKey: .isSubscribed)
+        try c.encode(subscriptionStartDate, forKey: .subscriptionStartDate)
+        try c.encode(subscriptionEndDate, forKey: .subscriptionEndDate)
+        try c.encode(nextPaymentDate, forKey: .nextPaymentDate)
+        try c.encode(billingCycle, forKey: .billingCycle)
+        try c.encode(appStoreTransactionID, forKey: .appStoreTransactionID)
+        try c.encode(appStoreProductID, forKey: .appStoreProductID)
+    }
+}

@@ -1,0 +1,134 @@
+import ChorusProviders
+import Foundation
+import NIOConcurrencyHelpers
+import Vapor
+
+/// Records every request the sandbox emulators receive, with credentials redacted.
+///
+/// Installed as middleware in front of the emulators by ``SandboxServices/register(on:)``; the log is
+/// listed at `GET /requests` and cleared with `DELETE /requests`. The `Authorization` header is never
+/// stored, and every configured secret (such as the Twilio auth token) is replaced by `[REDACTED]`
+/// wherever it appears in the path, query or body.
+public final class SandboxRecorder: AsyncMiddleware, Sendable {
+    /// One received request.
+    public struct Entry: Sendable, Codable, Equatable {
+        /// Position in the log, from 1.
+        public let id: Int
+        /// The HTTP method.
+        public let method: String
+        /// The request path, as received (including any mount prefix such as `/sandbox`).
+        public let path: String
+        /// The query string, if any.
+        public let query: String?
+        /// When the request arrived.
+        public let receivedAt: Date
+        /// The request headers; `Authorization` appears as `[REDACTED]`.
+        public let headers: [String: String]
+        /// The content type of the body, if any.
+        public let contentType: String?
+        /// The form or JSON body as text, truncated to 64 KiB.
+        public let body: String?
+        /// The status the emulator answered with.
+        public let responseStatus: Int
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case method
+            case path
+            case query
+            case receivedAt = "received_at"
+            case headers
+            case contentType = "content_type"
+            case body
+            case responseStatus = "response_status"
+        }
+    }
+
+    /// The most requests kept; older ones are dropped first.
+    public let capacity: Int
+    private let secrets: [String]
+    private let log = NIOLockedValueBox<(nextID: Int, entries: [Entry])>((1, []))
+
+    /// Creates a recorder that redacts `secrets` and keeps at most `capacity` requests.
+    public init(redacting secrets: [String] = [], capacity: Int = 10_000) {
+        self.secrets = secrets.filter { !$0.isEmpty }
+        self.capacity = max(1, capacity)
+    }
+
+    /// Every recorded request, oldest first.
+    public func requests() -> [Entry] {
+        log.withLockedValue { $0.entries }
+    }
+
+    /// Forgets every recorded request.
+    public func reset() {
+        log.withLockedValue { $0.entries.removeAll() }
+    }
+
+    /// Records the request once the emulator has answered it.
+    public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        let receivedAt = Date()
+        do {
+            let response = try await next.respond(to: request)
+            record(request, receivedAt: receivedAt, status: Int(response.status.code))
+            return response
+        } catch {
+            let status = (error as? any AbortError)?.status.code ?? 500
+            record(request, receivedAt: receivedAt, status: Int(status))
+            throw error
+        }
+    }
+
+    /// Mounts `GET /requests` and `DELETE /requests` on `routes`.
+    public func register(on routes: any RoutesBuilder) {
+        routes.get("requests") { _ async -> Response in
+            SandboxJSON.response(RequestList(requests: self.requests()))
+        }
+        routes.delete("requests") { _ async -> Response in
+            self.reset()
+            return Response(status: .noContent)
+        }
+    }
+
+    private func record(_ request: Request, receivedAt: Date, status: Int) {
+        var headers: [String: String] = [:]
+        for (name, value) in request.headers {
+            let key = name.lowercased()
+            let clean = key == "authorization" || key == "proxy-authorization" ? "[REDACTED]" : redact(value)
+            headers[key] = headers[key].map { $0 + ", " + clean } ?? clean
+        }
+        let body = request.body.string.map { redact(String($0.prefix(65_536))) }
+        let path = redact(request.url.path)
+        let query = request.url.query.map(redact)
+        let contentType = request.headers.first(name: .contentType)
+        log.withLockedValue { log in
+            log.entries.append(
+                Entry(
+                    id: log.nextID, method: request.method.rawValue, path: path, query: query, receivedAt: receivedAt,
+                    headers: headers, contentType: contentType, body: body, responseStatus: status
+                )
+            )
+            log.nextID += 1
+            if log.entries.count > capacity { log.entries.removeFirst(log.entries.count - capacity) }
+        }
+    }
+
+    private func redact(_ text: String) -> String {
+        var result = text
+        for secret in secrets {
+            result = result.replacingOccurrences(of: secret, with: "[REDACTED]")
+            // The form-encoded spelling, so the secret is redacted from form bodies too.
+            let encoded = String(TwilioFormEncoding.encode([("", secret)]).dropFirst())
+            if encoded != secret { result = result.replacingOccurrences(of: encoded, with: "[REDACTED]") }
+        }
+        return result
+    }
+}
+
+struct RequestList: Encodable {
+    let requests: [SandboxRecorder.Entry]
+
+    enum CodingKeys: String, CodingKey {
+        case requests
+    }
+}

@@ -1,0 +1,817 @@
+import AsyncHTTPClient
+import ChorusCore
+import ChorusProviders
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import Vapor
+
+/// A local emulator of Twilio's Programmable Voice Calls API (`2010-04-01`).
+///
+/// It accepts `CreateCall`, `UpdateCall` and `FetchCall` exactly as Twilio does (form bodies, basic
+/// auth, Twilio's JSON resources and error bodies) and then plays the call out on a simulated
+/// callee: status callbacks (`initiated`, `ringing`, `in-progress`, then a terminal status) are posted
+/// to the call's `StatusCallback` with a genuine `X-Twilio-Signature`. How each callee behaves is
+/// configurable per number. Callback delivery failures are recorded on the call, never fatal.
+public final class SandboxTwilio: Sendable {
+    /// How the simulated callee reacts to a call.
+    public enum CalleeBehavior: String, Codable, Sendable {
+        /// Picks up after the ring delay, talks, then hangs up.
+        case answer
+        /// Lets the phone ring until the call's `Timeout`.
+        case noAnswer = "no-answer"
+        /// Rejects the call as busy after the ring delay.
+        case busy
+        /// The call cannot be connected (e.g. an unreachable number).
+        case fail = "failed"
+    }
+
+    /// The pace of simulated calls.
+    ///
+    /// `ringDelay` and `talkDuration` are simulated time; durations reported to Twilio clients
+    /// (`CallDuration`, `duration`) are simulated seconds. `timeScale` converts simulated time to wall-clock
+    /// time: `1` is real time, `0.01` plays a 5 s conversation in 50 ms.
+    public struct Timing: Sendable, Equatable {
+        /// How long the phone rings before the callee answers, is busy, or the call fails.
+        public var ringDelay: Duration
+        /// How long an answered call lasts unless the callee has its own talk time or `TimeLimit` is shorter.
+        public var talkDuration: Duration
+        /// Wall-clock seconds per simulated second.
+        public var timeScale: Double
+
+        /// Creates a timing; the defaults are real time with a 1 s ring and a 5 s conversation.
+        public init(ringDelay: Duration = .seconds(1), talkDuration: Duration = .seconds(5), timeScale: Double = 1) {
+            self.ringDelay = ringDelay
+            self.talkDuration = talkDuration
+            self.timeScale = timeScale
+        }
+    }
+
+    /// The account SID the emulator accepts.
+    public let accountSID: String
+    /// The pace of simulated calls.
+    public let timing: Timing
+    let authToken: String
+    private let httpClient: HTTPClient
+    private let defaultBehavior: CalleeBehavior
+    private let validator: TwilioRequestValidator
+    private let logger: Logger
+    private let state = NIOLockedValueBox(State())
+
+    /// Creates an emulator for one account.
+    ///
+    /// - Parameters:
+    ///   - httpClient: The client used to post status callbacks.
+    ///   - defaultBehavior: How callees without an override behave.
+    public init(
+        accountSID: String,
+        authToken: String,
+        httpClient: HTTPClient,
+        timing: Timing = Timing(),
+        defaultBehavior: CalleeBehavior = .answer,
+        logger: Logger = Logger(label: "chorus.sandbox.twilio")
+    ) {
+        self.accountSID = accountSID
+        self.authToken = authToken
+        self.httpClient = httpClient
+        self.timing = timing
+        self.defaultBehavior = defaultBehavior
+        self.validator = TwilioRequestValidator(authToken: authToken)
+        self.logger = logger
+    }
+
+    // MARK: - Configuration and inspection
+
+    /// Makes calls to `number` behave as `behavior`; `talkSeconds` (simulated) overrides the default
+    /// conversation length for answered calls.
+    public func setBehavior(_ behavior: CalleeBehavior, for number: String, talkSeconds: Int? = nil) {
+        let key = Self.normalized(number)
+        state.withLockedValue { $0.callees[key] = CalleeOverride(behavior: behavior, talkSeconds: talkSeconds) }
+    }
+
+    /// Restores the default behavior for `number`.
+    public func resetBehavior(for number: String) {
+        let key = Self.normalized(number)
+        _ = state.withLockedValue { $0.callees.removeValue(forKey: key) }
+    }
+
+    /// Every call placed so far, oldest first, with its status history and callback deliveries.
+    public func calls() -> [SandboxCallRecord] {
+        state.withLockedValue { state in state.order.compactMap { state.calls[$0]?.record } }
+    }
+
+    /// One call, or `nil` if there is no call with that SID.
+    public func call(sid: String) -> SandboxCallRecord? {
+        state.withLockedValue { $0.calls[sid]?.record }
+    }
+
+    /// Stops every call still in progress without sending further callbacks (used at shutdown).
+    public func cancelPendingCalls() {
+        let tasks = state.withLockedValue { state -> [Task<Void, Never>] in
+            var tasks: [Task<Void, Never>] = []
+            for sid in state.order {
+                guard var call = state.calls[sid] else { continue }
+                call.outbox.finish()
+                tasks += [call.lifecycle, call.delivery].compactMap { $0 }
+                call.lifecycle = nil
+                call.delivery = nil
+                state.calls[sid] = call
+            }
+            return tasks
+        }
+        tasks.forEach { $0.cancel() }
+    }
+
+    // MARK: - Routes
+
+    /// Mounts the Calls API (`/2010-04-01/Accounts/:sid/Calls…`) and the control API
+    /// (`PUT|DELETE /callees/:number`, `GET /calls`) on `routes`.
+    public func register(on routes: any RoutesBuilder) {
+        let calls = routes.grouped("2010-04-01", "Accounts", ":accountSid")
+        calls.post("Calls.json") { request async -> Response in
+            self.createCall(request)
+        }
+        calls.post("Calls", ":callFile") { request async -> Response in
+            self.updateCall(request)
+        }
+        calls.get("Calls", ":callFile") { request async -> Response in
+            self.fetchCall(request)
+        }
+        routes.put("callees", ":number") { request async -> Response in
+            self.configureCallee(request)
+        }
+        routes.delete("callees", ":number") { request async -> Response in
+            let number = Self.normalized(request.parameters.get("number") ?? "")
+            self.resetBehavior(for: number)
+            return SandboxJSON.response(CalleeSettings(number: number, behavior: self.defaultBehavior, talkSeconds: nil))
+        }
+        routes.get("calls") { _ async -> Response in
+            SandboxJSON.response(CallList(calls: self.calls()))
+        }
+    }
+
+    // MARK: - Calls API
+
+    private func createCall(_ request: Request) -> Response {
+        if let failure = authenticate(request) { return failure }
+        let form = TwilioFormEncoding.decode(request.body.string ?? "")
+        func value(_ name: String) -> String? {
+            guard let found = form.first(where: { $0.0 == name })?.1.trimmingCharacters(in: .whitespaces), !found.isEmpty
+            else { return nil }
+            return found
+        }
+        guard let to = value("To") else {
+            return Self.twilioError(.badRequest, code: 21201, message: "No 'To' number is specified")
+        }
+        guard let from = value("From") else {
+            return Self.twilioError(.badRequest, code: 21213, message: "No 'From' number is specified")
+        }
+        guard Self.isE164(to) else {
+            return Self.twilioError(.badRequest, code: 21211, message: "The 'To' number \(to) is not a valid phone number.")
+        }
+        guard Self.isE164(from) else {
+            return Self.twilioError(
+                .badRequest, code: 21212,
+                message: "The 'From' number \(from) is not a valid phone number, shortcode, or alphanumeric sender ID."
+            )
+        }
+        guard let url = value("Url") else {
+            return Self.twilioError(.badRequest, code: 21205, message: "Url parameter is required.")
+        }
+        guard Self.isHTTPURL(url) else {
+            return Self.twilioError(.badRequest, code: 21205, message: "Url is not a valid URL: \(url)")
+        }
+        let statusCallback = value("StatusCallback")
+        if let statusCallback, !Self.isHTTPURL(statusCallback) {
+            return Self.twilioError(.badRequest, code: 21609, message: "StatusCallback is not a valid URL: \(statusCallback)")
+        }
+        let method = value("StatusCallbackMethod")?.uppercased() ?? "POST"
+        guard method == "POST" || method == "GET" else {
+            return Self.twilioError(.badRequest, code: 21210, message: "StatusCallbackMethod must be GET or POST")
+        }
+        var events: Set<String> = ["completed"]
+        for (name, raw) in form where name == "StatusCallbackEvent" {
+            events.formUnion(raw.split(separator: " ").map { String($0).lowercased() })
+        }
+        let timeLimit = value("TimeLimit").flatMap(Int.init).map { max(1, $0) } ?? 14_400
+        let ringTimeout = value("Timeout").flatMap(Int.init).map { min(max(1, $0), 600) } ?? 60
+
+        let now = Date()
+        let sid = Self.makeCallSID()
+        let (outbox, continuation) = AsyncStream.makeStream(of: PendingCallback.self)
+        let call = state.withLockedValue { state -> CallState in
+            let callee = state.callees[Self.normalized(to)]
+            let talk = callee?.talkSeconds.map(Double.init) ?? Self.seconds(timing.talkDuration)
+            let call = CallState(
+                sid: sid, accountSID: accountSID, to: to, from: from, url: url, statusCallback: statusCallback,
+                statusCallbackMethod: method, events: events, timeLimit: timeLimit, ringTimeout: ringTimeout,
+                behavior: callee?.behavior ?? defaultBehavior, talkSeconds: min(talk, Double(timeLimit)),
+                dateCreated: now, outbox: continuation
+            )
+            state.calls[sid] = call
+            state.order.append(sid)
+            return call
+        }
+        logger.debug("sandbox.twilio.call created", metadata: ["call_sid": "\(sid)", "to": "\(PhoneNumberMask.mask(to))"])
+        let delivery = Task { [self] in
+            for await callback in outbox {
+                await deliver(callback, callSID: sid)
+            }
+        }
+        let (behavior, talkSeconds) = (call.behavior, call.talkSeconds)
+        let lifecycle = Task { [self] in
+            await runLifecycle(sid: sid, behavior: behavior, talkSeconds: talkSeconds, ringTimeout: ringTimeout)
+        }
+        state.withLockedValue { state in
+            state.calls[sid]?.delivery = delivery
+            state.calls[sid]?.lifecycle = lifecycle
+        }
+        return SandboxJSON.response(call.resource, status: .created)
+    }
+
+    private func updateCall(_ request: Request) -> Response {
+        if let failure = authenticate(request) { return failure }
+        guard let sid = Self.callSID(request) else { return notFound(request) }
+        let form = TwilioFormEncoding.decode(request.body.string ?? "")
+        let requested = form.first { $0.0 == "Status" }?.1.lowercased()
+        if let requested, requested != "completed", requested != "canceled" {
+            return Self.twilioError(.badRequest, code: 21218, message: "Invalid Status: \(requested)")
+        }
+        enum Outcome { case missing, alreadyEnded, unchanged(CallState), hungUp(CallState, Task<Void, Never>?) }
+        let now = Date()
+        let outcome = state.withLockedValue { state -> Outcome in
+            guard var call = state.calls[sid] else { return .missing }
+            guard !call.isEnded else { return .alreadyEnded }
+            guard let requested else { return .unchanged(call) }
+            let terminal: String
+            let duration: Int
+            if call.status == "in-progress" {
+                guard requested == "completed" else { return .unchanged(call) }
+                let elapsed = call.answeredAt.map { Self.seconds(ContinuousClock.now - $0) / timing.timeScale } ?? 0
+                terminal = "completed"
+                duration = Int(min(elapsed, call.talkSeconds).rounded(.up))
+            } else {
+                terminal = "canceled"
+                duration = 0
+            }
+            let lifecycle = call.lifecycle
+            call.lifecycle = nil
+            call.transition(to: terminal, event: "completed", at: now, duration: duration, signer: validator)
+            state.calls[sid] = call
+            return .hungUp(call, lifecycle)
+        }
+        switch outcome {
+        case .missing:
+            return notFound(request)
+        case .alreadyEnded:
+            return Self.twilioError(.badRequest, code: 21220, message: "Call is not in-progress. Cannot redirect.")
+        case .unchanged(let call):
+            return SandboxJSON.response(call.resource)
+        case .hungUp(let call, let lifecycle):
+            lifecycle?.cancel()
+            return SandboxJSON.response(call.resource)
+        }
+    }
+
+    private func fetchCall(_ request: Request) -> Response {
+        if let failure = authenticate(request) { return failure }
+        guard let sid = Self.callSID(request), let call = state.withLockedValue({ $0.calls[sid] }) else {
+            return notFound(request)
+        }
+        return SandboxJSON.response(call.resource)
+    }
+
+    private func configureCallee(_ request: Request) -> Response {
+        let number = Self.normalized(request.parameters.get("number") ?? "")
+        guard !number.isEmpty else { return SandboxJSON.detail("A callee number is required.", status: .badRequest) }
+        let settings: CalleeSettingsBody
+        do {
+            settings = try JSONDecoder().decode(CalleeSettingsBody.self, from: Data((request.body.string ?? "").utf8))
+        } catch {
+            return SandboxJSON.detail("Body must be {\"behavior\": \"answer|no-answer|busy|failed\", \"talk_seconds\": n}.",
+                                      status: .badRequest)
+        }
+        if let talk = settings.talkSeconds, talk < 0 {
+            return SandboxJSON.detail("talk_seconds must not be negative.", status: .badRequest)
+        }
+        setBehavior(settings.behavior, for: number, talkSeconds: settings.talkSeconds)
+        return SandboxJSON.response(CalleeSettings(number: number, behavior: settings.behavior, talkSeconds: settings.talkSeconds))
+    }
+
+    // MARK: - Lifecycle
+
+    private func runLifecycle(sid: String, behavior: CalleeBehavior, talkSeconds: Double, ringTimeout: Int) async {
+        guard advance(sid, callStatus: "initiated", event: "initiated") else { return }
+        if behavior != .fail {
+            guard advance(sid, callStatus: "ringing", event: "ringing") else { return }
+        }
+        let ring = Self.seconds(timing.ringDelay)
+        switch behavior {
+        case .answer where ring < Double(ringTimeout):
+            guard await sleep(simulated: ring), advance(sid, callStatus: "in-progress", event: "answered") else { return }
+            guard await sleep(simulated: talkSeconds) else { return }
+            _ = advance(sid, callStatus: "completed", event: "completed", duration: Int(talkSeconds.rounded(.up)))
+        case .answer, .noAnswer:
+            guard await sleep(simulated: Double(ringTimeout)) else { return }
+            _ = advance(sid, callStatus: "no-answer", event: "completed", duration: 0)
+        case .busy:
+            guard await sleep(simulated: ring) else { return }
+            _ = advance(sid, callStatus: "busy", event: "completed", duration: 0)
+        case .fail:
+            guard await sleep(simulated: ring) else { return }
+            _ = advance(sid, callStatus: "failed", event: "completed", duration: 0)
+        }
+    }
+
+    /// Moves a call to `callStatus` and queues the matching callback; `false` if the call had already ended.
+    private func advance(_ sid: String, callStatus: String, event: String, duration: Int? = nil) -> Bool {
+        let now = Date()
+        return state.withLockedValue { state in
+            guard var call = state.calls[sid], !call.isEnded else { return false }
+            call.transition(to: callStatus, event: event, at: now, duration: duration, signer: validator)
+            if callStatus == "in-progress" { call.answeredAt = .now }
+            if call.isEnded { call.lifecycle = nil }
+            state.calls[sid] = call
+            return true
+        }
+    }
+
+    private func sleep(simulated seconds: Double) async -> Bool {
+        let nanoseconds = max(0, seconds * timing.timeScale * 1_000_000_000)
+        do {
+            try await Task.sleep(for: .nanoseconds(Int64(nanoseconds)))
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    // MARK: - Callback delivery
+
+    private func deliver(_ callback: PendingCallback, callSID: String) async {
+        var request: HTTPClientRequest
+        let signature: String
+        if callback.method == "GET" {
+            let separator = callback.url.contains("?") ? "&" : "?"
+            let url = callback.url + separator + TwilioFormEncoding.encode(callback.parameters)
+            request = HTTPClientRequest(url: url)
+            request.method = .GET
+            signature = validator.signature(url: url, parameters: [])
+        } else {
+            request = HTTPClientRequest(url: callback.url)
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            request.body = .bytes(ByteBuffer(string: TwilioFormEncoding.encode(callback.parameters)))
+            signature = validator.signature(url: callback.url, parameters: callback.parameters)
+        }
+        request.headers.add(name: "X-Twilio-Signature", value: signature)
+        request.headers.add(name: "User-Agent", value: "TwilioProxy/1.1")
+        request.headers.add(name: "I-Twilio-Idempotency-Token", value: UUID().uuidString.lowercased())
+
+        var delivery = SandboxCallbackDelivery(
+            sequenceNumber: callback.sequenceNumber, callStatus: callback.callStatus, url: callback.url,
+            delivered: false, httpStatus: nil, error: nil, sentAt: Date()
+        )
+        do {
+            let response = try await httpClient.execute(request, timeout: .seconds(10))
+            _ = try? await response.body.collect(upTo: 1 << 20)
+            delivery.httpStatus = Int(response.status.code)
+            delivery.delivered = (200..<300).contains(Int(response.status.code))
+            if !delivery.delivered { delivery.error = "HTTP \(response.status.code)" }
+        } catch {
+            delivery.error = "\(error)"
+        }
+        if !delivery.delivered {
+            logger.warning(
+                "sandbox.twilio.callback failed",
+                metadata: ["call_sid": "\(callSID)", "status": "\(callback.callStatus)", "error": "\(delivery.error ?? "")"]
+            )
+        }
+        state.withLockedValue { $0.calls[callSID]?.deliveries.append(delivery) }
+    }
+
+    // MARK: - Helpers
+
+    private func authenticate(_ request: Request) -> Response? {
+        guard let basic = request.headers.basicAuthorization,
+            basic.username == accountSID,
+            Self.constantTimeEquals(basic.password, authToken),
+            request.parameters.get("accountSid") == accountSID
+        else {
+            return Self.twilioError(.unauthorized, code: 20003, message: "Authenticate")
+        }
+        return nil
+    }
+
+    private func notFound(_ request: Request) -> Response {
+        Self.twilioError(.notFound, code: 20404, message: "The requested resource \(request.url.path) was not found")
+    }
+
+    static func twilioError(_ status: HTTPResponseStatus, code: Int, message: String) -> Response {
+        let body = TwilioErrorBody(
+            code: code, message: message, moreInfo: "https://www.twilio.com/docs/errors/\(code)", status: Int(status.code)
+        )
+        return SandboxJSON.response(body, status: status)
+    }
+
+    private static func callSID(_ request: Request) -> String? {
+        guard let file = request.parameters.get("callFile"), file.hasSuffix(".json") else { return nil }
+        return String(file.dropLast(5))
+    }
+
+    static func normalized(_ number: String) -> String {
+        (number.removingPercentEncoding ?? number).trimmingCharacters(in: .whitespaces)
+    }
+
+    static func isE164(_ number: String) -> Bool {
+        let digits = number.utf8.dropFirst()
+        return number.hasPrefix("+") && (2...15).contains(digits.count)
+            && digits.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } && digits.first != UInt8(ascii: "0")
+    }
+
+    private static func isHTTPURL(_ text: String) -> Bool {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else { return false }
+        return (scheme == "http" || scheme == "https") && !(components.host ?? "").isEmpty
+    }
+
+    private static func makeCallSID() -> String {
+        let uuid = UUID().uuid
+        let bytes = [uuid.0, uuid.1, uuid.2, uuid.3, uuid.4, uuid.5, uuid.6, uuid.7,
+                     uuid.8, uuid.9, uuid.10, uuid.11, uuid.12, uuid.13, uuid.14, uuid.15]
+        return "CA" + bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let parts = duration.components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+
+    private static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
+        let left = Array(lhs.utf8)
+        let right = Array(rhs.utf8)
+        var difference = UInt8(left.count == right.count ? 0 : 1)
+        for index in 0..<max(left.count, right.count) {
+            let a = index < left.count ? left[index] : 0
+            let b = index < right.count ? right[index] : 0
+            difference |= a ^ b
+        }
+        return difference == 0
+    }
+}
+
+// MARK: - State
+
+extension SandboxTwilio {
+    struct State {
+        var calls: [String: CallState] = [:]
+        var order: [String] = []
+        var callees: [String: CalleeOverride] = [:]
+    }
+
+    struct CalleeOverride {
+        var behavior: CalleeBehavior
+        var talkSeconds: Int?
+    }
+
+    struct PendingCallback: Sendable {
+        let sequenceNumber: Int
+        let callStatus: String
+        let url: String
+        let method: String
+        let parameters: [(String, String)]
+    }
+
+    struct CallState {
+        static let terminalStatuses: Set<String> = ["completed", "busy", "failed", "no-answer", "canceled"]
+
+        let sid: String
+        let accountSID: String
+        let to: String
+        let from: String
+        let url: String
+        let statusCallback: String?
+        let statusCallbackMethod: String
+        let events: Set<String>
+        let timeLimit: Int
+        let ringTimeout: Int
+        let behavior: CalleeBehavior
+        let talkSeconds: Double
+        let dateCreated: Date
+        var outbox: AsyncStream<PendingCallback>.Continuation
+        var status = "queued"
+        var dateUpdated: Date
+        var startTime: Date?
+        var endTime: Date?
+        var duration: Int?
+        var answeredAt: ContinuousClock.Instant?
+        var nextSequenceNumber = 0
+        var history: [SandboxCallStatusChange] = []
+        var deliveries: [SandboxCallbackDelivery] = []
+        var lifecycle: Task<Void, Never>?
+        var delivery: Task<Void, Never>?
+
+        init(
+            sid: String, accountSID: String, to: String, from: String, url: String, statusCallback: String?,
+            statusCallbackMethod: String, events: Set<String>, timeLimit: Int, ringTimeout: Int,
+            behavior: CalleeBehavior, talkSeconds: Double, dateCreated: Date,
+            outbox: AsyncStream<PendingCallback>.Continuation
+        ) {
+            self.sid = sid
+            self.accountSID = accountSID
+            self.to = to
+            self.from = from
+            self.url = url
+            self.statusCallback = statusCallback
+            self.statusCallbackMethod = statusCallbackMethod
+            self.events = events
+            self.timeLimit = timeLimit
+            self.ringTimeout = ringTimeout
+            self.behavior = behavior
+            self.talkSeconds = talkSeconds
+            self.dateCreated = dateCreated
+            self.dateUpdated = dateCreated
+            self.outbox = outbox
+            self.history = [SandboxCallStatusChange(status: "queued", at: dateCreated)]
+        }
+
+        var isEnded: Bool { Self.terminalStatuses.contains(status) }
+
+        /// Records a status change and queues its callback when the event was requested.
+        /// `initiated` is reported in callbacks and history while the resource stays `queued`, as on Twilio.
+        mutating func transition(to callStatus: String, event: String, at now: Date, duration: Int?, signer: TwilioRequestValidator) {
+            if callStatus != "initiated" { status = callStatus }
+            if callStatus == "initiated" { startTime = now }
+            dateUpdated = now
+            history.append(SandboxCallStatusChange(status: callStatus, at: now))
+            if isEnded {
+                endTime = now
+                self.duration = duration ?? 0
+            }
+            if events.contains(event), let statusCallback {
+                var parameters: [(String, String)] = [
+                    ("AccountSid", accountSID),
+                    ("ApiVersion", "2010-04-01"),
+                    ("CallSid", sid),
+                    ("CallStatus", callStatus),
+                    ("CallbackSource", "call-progress-events"),
+                    ("Called", to),
+                    ("Caller", from),
+                    ("Direction", "outbound-api"),
+                    ("From", from),
+                    ("SequenceNumber", String(nextSequenceNumber)),
+                    ("Timestamp", RFC2822.string(from: now)),
+                    ("To", to),
+                ]
+                if isEnded {
+                    let seconds = self.duration ?? 0
+                    parameters.append(("CallDuration", String(seconds)))
+                    parameters.append(("Duration", String((seconds + 59) / 60)))
+                }
+                outbox.yield(
+                    PendingCallback(
+                        sequenceNumber: nextSequenceNumber, callStatus: callStatus, url: statusCallback,
+                        method: statusCallbackMethod, parameters: parameters
+                    )
+                )
+                nextSequenceNumber += 1
+            }
+            if isEnded { outbox.finish() }
+        }
+
+        var record: SandboxCallRecord {
+            SandboxCallRecord(
+                sid: sid, to: to, from: from, status: status, behavior: behavior, url: url,
+                statusCallback: statusCallback, statusCallbackEvents: events.sorted(), timeLimit: timeLimit,
+                timeout: ringTimeout, duration: duration, history: history, callbacks: deliveries
+            )
+        }
+
+        var resource: CallResource {
+            CallResource(
+                sid: sid, accountSID: accountSID, to: to, from: from, status: status, dateCreated: dateCreated,
+                dateUpdated: dateUpdated, startTime: startTime, endTime: endTime, duration: duration
+            )
+        }
+    }
+}
+
+// MARK: - Wire types
+
+/// One status a sandbox call went through.
+public struct SandboxCallStatusChange: Sendable, Codable, Equatable {
+    /// The Twilio call status (`queued`, `initiated`, `ringing`, `in-progress`, `completed`, ...).
+    public let status: String
+    /// When the call reached it.
+    public let at: Date
+
+    enum CodingKeys: String, CodingKey {
+        case status
+        case at
+    }
+}
+
+/// One status callback the sandbox tried to deliver.
+public struct SandboxCallbackDelivery: Sendable, Codable, Equatable {
+    /// The callback's `SequenceNumber`.
+    public let sequenceNumber: Int
+    /// The callback's `CallStatus`.
+    public let callStatus: String
+    /// Where it was sent.
+    public let url: String
+    /// Whether the receiver answered 2xx.
+    public var delivered: Bool
+    /// The receiver's HTTP status, if it answered.
+    public var httpStatus: Int?
+    /// Why delivery failed, if it did.
+    public var error: String?
+    /// When it was sent.
+    public let sentAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case sequenceNumber = "sequence_number"
+        case callStatus = "call_status"
+        case url
+        case delivered
+        case httpStatus = "http_status"
+        case error
+        case sentAt = "sent_at"
+    }
+}
+
+/// A sandbox call as listed by `GET /calls`.
+public struct SandboxCallRecord: Sendable, Codable, Equatable {
+    /// The Call SID.
+    public let sid: String
+    /// The callee.
+    public let to: String
+    /// The caller id.
+    public let from: String
+    /// The current Twilio call status.
+    public let status: String
+    /// How the simulated callee behaved.
+    public let behavior: SandboxTwilio.CalleeBehavior
+    /// The TwiML `Url` given at creation.
+    public let url: String
+    /// The `StatusCallback` given at creation.
+    public let statusCallback: String?
+    /// The events reported to `statusCallback` (`completed` is always included).
+    public let statusCallbackEvents: [String]
+    /// The `TimeLimit` in seconds.
+    public let timeLimit: Int
+    /// The ring `Timeout` in seconds.
+    public let timeout: Int
+    /// The call's duration in simulated seconds, once it has ended.
+    public let duration: Int?
+    /// Every status the call went through, in order.
+    public let history: [SandboxCallStatusChange]
+    /// Every status callback delivery attempted, in order.
+    public let callbacks: [SandboxCallbackDelivery]
+
+    enum CodingKeys: String, CodingKey {
+        case sid
+        case to
+        case from
+        case status
+        case behavior
+        case url
+        case statusCallback = "status_callback"
+        case statusCallbackEvents = "status_callback_events"
+        case timeLimit = "time_limit"
+        case timeout
+        case duration
+        case history
+        case callbacks
+    }
+}
+
+struct CallList: Encodable {
+    let calls: [SandboxCallRecord]
+
+    enum CodingKeys: String, CodingKey {
+        case calls
+    }
+}
+
+struct CalleeSettingsBody: Decodable {
+    let behavior: SandboxTwilio.CalleeBehavior
+    let talkSeconds: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case behavior
+        case talkSeconds = "talk_seconds"
+    }
+}
+
+struct CalleeSettings: Encodable {
+    let number: String
+    let behavior: SandboxTwilio.CalleeBehavior
+    let talkSeconds: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case number
+        case behavior
+        case talkSeconds = "talk_seconds"
+    }
+}
+
+/// Twilio's REST error body.
+struct TwilioErrorBody: Encodable {
+    let code: Int
+    let message: String
+    let moreInfo: String
+    let status: Int
+
+    enum CodingKeys: String, CodingKey {
+        case code
+        case message
+        case moreInfo = "more_info"
+        case status
+    }
+}
+
+/// Twilio's call resource, with every field of the `api.v2010.account.call` schema (absent values are `null`).
+struct CallResource: Encodable {
+    let sid: String
+    let accountSID: String
+    let to: String
+    let from: String
+    let status: String
+    let dateCreated: Date
+    let dateUpdated: Date
+    let startTime: Date?
+    let endTime: Date?
+    let duration: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case sid
+        case dateCreated = "date_created"
+        case dateUpdated = "date_updated"
+        case parentCallSID = "parent_call_sid"
+        case accountSID = "account_sid"
+        case to
+        case toFormatted = "to_formatted"
+        case from
+        case fromFormatted = "from_formatted"
+        case phoneNumberSID = "phone_number_sid"
+        case status
+        case startTime = "start_time"
+        case endTime = "end_time"
+        case duration
+        case price
+        case priceUnit = "price_unit"
+        case direction
+        case answeredBy = "answered_by"
+        case apiVersion = "api_version"
+        case forwardedFrom = "forwarded_from"
+        case groupSID = "group_sid"
+        case callerName = "caller_name"
+        case queueTime = "queue_time"
+        case trunkSID = "trunk_sid"
+        case uri
+        case subresourceURIs = "subresource_uris"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        let none: String? = nil
+        let base = "/2010-04-01/Accounts/\(accountSID)/Calls/\(sid)"
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(sid, forKey: .sid)
+        try container.encode(RFC2822.string(from: dateCreated), forKey: .dateCreated)
+        try container.encode(RFC2822.string(from: dateUpdated), forKey: .dateUpdated)
+        try container.encode(none, forKey: .parentCallSID)
+        try container.encode(accountSID, forKey: .accountSID)
+        try container.encode(to, forKey: .to)
+        try container.encode(Self.formatted(to), forKey: .toFormatted)
+        try container.encode(from, forKey: .from)
+        try container.encode(Self.formatted(from), forKey: .fromFormatted)
+        try container.encode(none, forKey: .phoneNumberSID)
+        try container.encode(status, forKey: .status)
+        try container.encode(startTime.map(RFC2822.string(from:)), forKey: .startTime)
+        try container.encode(endTime.map(RFC2822.string(from:)), forKey: .endTime)
+        try container.encode(duration.map(String.init), forKey: .duration)
+        try container.encode(none, forKey: .price)
+        try container.encode("USD", forKey: .priceUnit)
+        try container.encode("outbound-api", forKey: .direction)
+        try container.encode(none, forKey: .answeredBy)
+        try container.encode("2010-04-01", forKey: .apiVersion)
+        try container.encode(none, forKey: .forwardedFrom)
+        try container.encode(none, forKey: .groupSID)
+        try container.encode(none, forKey: .callerName)
+        try container.encode("0", forKey: .queueTime)
+        try container.encode(none, forKey: .trunkSID)
+        try container.encode(base + ".json", forKey: .uri)
+        let subresources = ["notifications", "recordings", "payments", "events", "siprec", "streams", "transcriptions"]
+        let uris = Dictionary(uniqueKeysWithValues: subresources.map { name in
+            (name, "\(base)/\(name.prefix(1).uppercased() + name.dropFirst()).json")
+        })
+        try container.encode(uris, forKey: .subresourceURIs)
+    }
+
+    /// `(415) 867-5309` for North American numbers, the number itself otherwise.
+    static func formatted(_ number: String) -> String {
+        let digits = Array(number.dropFirst(2))
+        guard number.hasPrefix("+1"), digits.count == 10 else { return number }
+        return "(\(String(digits[0..<3]))) \(String(digits[3..<6]))-\(String(digits[6..<10]))"
+    }
+}

@@ -1,0 +1,189 @@
+import AsyncHTTPClient
+import ChorusCore
+import ChorusProviders
+import ChorusSandbox
+import Crypto
+import Fluent
+import FluentPostgresDriver
+import FluentSQLiteDriver
+import Foundation
+import SQLKit
+import Vapor
+
+/// The composition root: databases, migrations, providers (live or sandbox), middleware, routes, jobs.
+public enum ChorusApp {
+    /// Knobs tests use; production always takes the defaults.
+    public struct Options: Sendable {
+        /// The time source.
+        public var clock: @Sendable () -> Date = { Date() }
+        /// bcrypt cost (12 in production; tests use the minimum, 4).
+        public var bcryptCost: Int = 12
+        /// Run the durable job worker in this instance.
+        public var runsJobs: Bool = true
+        /// Sandbox timing override (tests run simulated calls faster than real time).
+        public var sandboxTimeScale: Double = 1
+
+        public init() {}
+    }
+
+    /// Configures `app` for `configuration`: everything `chorus serve` runs.
+    public static func configure(_ app: Application, configuration: ChorusConfiguration, options: Options = Options()) async throws {
+        app.http.server.configuration.hostname = configuration.hostname
+        app.http.server.configuration.port = configuration.port
+        app.routes.defaultMaxBodySize = ByteCount(value: configuration.maxBodySize)
+        app.routes.caseInsensitive = false
+        try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
+
+        try configureDatabase(app, configuration)
+        app.migrations.add(ChorusMigrations.all)
+        try await app.autoMigrate()
+        if case .sqlite = configuration.database {
+            _ = try await (app.db as! any SQLDatabase).raw("PRAGMA journal_mode=WAL").all()
+        }
+
+        let secret = try jwtSecret(configuration, logger: app.logger)
+        let tokens = await TokenIssuer.make(
+            secret: secret, accessTokenLifetime: configuration.accessTokenLifetime, refreshTokenLifetime: configuration.refreshTokenLifetime
+        )
+
+        // Providers: live Twilio when configured, otherwise the Twilio and App Store emulators mounted on this server.
+        let telephony: any Telephony
+        let fromNumber: String
+        let twilioToken: String
+        var providerNames = ["telephony": "twilio", "app_store": "sandbox"]
+        let sandboxSigningKey = Data(SHA256.hash(data: Data("chorus-sandbox-app-store:\(secret)".utf8))).base64EncodedString()
+        let appStore = SandboxAppStore(signingKey: sandboxSigningKey, bundleID: configuration.appleBundleID, now: options.clock)
+        let purchases = SandboxPurchaseVerifier(signingKey: sandboxSigningKey, bundleID: configuration.appleBundleID)
+        let httpClient = app.http.client.shared
+        if let twilio = configuration.twilio {
+            telephony = TwilioRESTClient(
+                accountSID: twilio.accountSID, authToken: twilio.authToken, baseURL: twilio.apiBaseURL, httpClient: httpClient,
+                logger: app.logger
+            )
+            fromNumber = twilio.fromNumber
+            twilioToken = twilio.authToken
+            let sandbox = SandboxServices(
+                twilio: SandboxTwilio(accountSID: "AC" + randomHex(32), authToken: randomHex(32), httpClient: httpClient), appStore: appStore
+            )
+            sandbox.register(on: app.grouped("sandbox"))
+        } else {
+            providerNames["telephony"] = "sandbox"
+            let accountSID = "AC" + randomHex(32)
+            twilioToken = randomHex(32)
+            let timing = SandboxTwilio.Timing(
+                ringDelay: .milliseconds(Int(configuration.sandboxTiming.ringSeconds * 1000)),
+                talkDuration: .milliseconds(Int(configuration.sandboxTiming.talkSeconds * 1000)),
+                timeScale: options.sandboxTimeScale
+            )
+            let sandbox = SandboxServices(
+                twilio: SandboxTwilio(accountSID: accountSID, authToken: twilioToken, httpClient: httpClient, timing: timing, logger: app.logger),
+                appStore: appStore
+            )
+            sandbox.register(on: app.grouped("sandbox"))
+            app.lifecycle.use(SandboxShutdown(services: sandbox))
+            let host = configuration.hostname == "0.0.0.0" || configuration.hostname == "::" ? "127.0.0.1" : configuration.hostname
+            telephony = TwilioRESTClient(
+                accountSID: accountSID, authToken: twilioToken, baseURL: URL(string: "http://\(host):\(configuration.port)/sandbox")!,
+                httpClient: httpClient, logger: app.logger
+            )
+            fromNumber = "+15005550006"
+        }
+
+        let services = ChorusServices(
+            configuration: configuration,
+            tokens: tokens,
+            passwords: try PasswordHasher(cost: options.bcryptCost),
+            rateLimiter: RateLimiter(),
+            telephony: telephony,
+            fromNumber: fromNumber,
+            twilioSignatures: TwilioRequestValidator(authToken: twilioToken),
+            purchases: purchases,
+            scenarios: .standard,
+            voices: .standard,
+            policy: CallPermissionPolicy(catalog: configuration.plans),
+            clock: options.clock,
+            providerNames: providerNames
+        )
+        app.storage[ChorusServicesKey.self] = services
+
+        // Middleware: CORS outermost so even errors carry its headers; then request ids, security headers, errors.
+        app.middleware = Middlewares()
+        if !configuration.corsOrigins.isEmpty {
+            app.middleware.use(
+                CORSMiddleware(configuration: .init(
+                    allowedOrigin: .any(configuration.corsOrigins), allowedMethods: [.GET, .POST, .PUT, .DELETE, .OPTIONS],
+                    allowedHeaders: [.accept, .authorization, .contentType, .origin, "X-App-Type", "X-Request-ID", "Idempotency-Key"],
+                    allowCredentials: false, exposedHeaders: [HTTPHeaders.Name("X-Request-ID"), .retryAfter]
+                )),
+                at: .beginning
+            )
+        }
+        app.middleware.use(RequestIDMiddleware())
+        app.middleware.use(SecurityHeadersMiddleware(strictTransportSecurity: configuration.publicURL.scheme == "https"))
+        app.middleware.use(ChorusErrorMiddleware())
+
+        try app.register(collection: SystemController(services: services, openAPIDocument: try SystemController.loadDocument()))
+        try app.register(collection: AuthController(services: services))
+        try app.register(collection: CallsController(services: services))
+        try app.register(collection: PurchasesController(services: services))
+        try app.register(collection: TwilioWebhookController(services: services))
+        if !configuration.isProduction {
+            try app.register(collection: DevelopmentController(services: services))
+        }
+
+        if options.runsJobs {
+            let scheduled = ScheduledCallJob(services: services)
+            app.lifecycle.use(JobRunner(
+                handlers: [JobKind.scheduledCall: { job, store, logger in try await scheduled.run(job, store: store, logger: logger) }],
+                pollInterval: configuration.jobPollInterval, clock: options.clock, logger: app.logger
+            ))
+        }
+    }
+
+    /// Runs the migrations alone (`chorus migrate`).
+    public static func migrate(_ app: Application, configuration: ChorusConfiguration) async throws {
+        try configureDatabase(app, configuration)
+        app.migrations.add(ChorusMigrations.all)
+        try await app.autoMigrate()
+    }
+
+    private static func configureDatabase(_ app: Application, _ configuration: ChorusConfiguration) throws {
+        switch configuration.database {
+        case .sqlite(let path):
+            try FileManager.default.createDirectory(
+                at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true
+            )
+            app.databases.use(.sqlite(.file(path)), as: .sqlite)
+        case .postgres(let url):
+            app.databases.use(.postgres(configuration: try SQLPostgresConfiguration(url: url)), as: .psql)
+        }
+    }
+
+    /// The configured secret, or (development) one generated once and kept in the data directory.
+    private static func jwtSecret(_ configuration: ChorusConfiguration, logger: Logger) throws -> String {
+        if let secret = configuration.jwtSecret { return secret }
+        let file = configuration.dataDirectory.appendingPathComponent("jwt-secret")
+        if let stored = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), stored.count >= 32 {
+            return stored
+        }
+        let secret = randomHex(64)
+        try secret.write(to: file, atomically: true, encoding: .utf8)
+        try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        logger.notice("generated a development JWT secret", metadata: ["file": .string(file.path)])
+        return secret
+    }
+
+    static func randomHex(_ count: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<count).map { _ in "0123456789abcdef".randomElement(using: &generator)! })
+    }
+}
+
+/// Stops the sandbox's simulated calls when the server stops.
+private struct SandboxShutdown: LifecycleHandler {
+    let services: SandboxServices
+
+    func shutdownAsync(_ application: Application) async {
+        services.shutdown()
+    }
+}

@@ -1,0 +1,92 @@
+import ChorusAPI
+import ChorusCore
+import ChorusProviders
+import Foundation
+import SQLKit
+import Vapor
+
+/// The dependencies of every controller, built once at start-up (the composition root is `ChorusApp`).
+struct ChorusServices: Sendable {
+    let configuration: ChorusConfiguration
+    let tokens: TokenIssuer
+    let passwords: PasswordHasher
+    let rateLimiter: RateLimiter
+    let telephony: any Telephony
+    /// The number calls are placed from.
+    let fromNumber: String
+    /// Validates `X-Twilio-Signature` with the account's auth token.
+    let twilioSignatures: TwilioRequestValidator
+    let purchases: any PurchaseVerifier
+    let scenarios: ScenarioCatalog
+    let voices: VoiceCatalog
+    let policy: CallPermissionPolicy
+    /// The time source; tests substitute a clock they control.
+    let clock: @Sendable () -> Date
+    let providerNames: [String: String]
+
+    func now() -> Date { clock() }
+
+    func checkRateLimit(_ key: String, _ limit: ChorusConfiguration.RateLimit) throws {
+        if let retryAfter = rateLimiter.consume(key, limit: limit.limit, window: limit.window, now: now().timeIntervalSince1970) {
+            throw APIError.rateLimited(retryAfter: retryAfter, limit: limit.limit, window: Int(limit.window))
+        }
+    }
+
+    /// A URL on this server as the outside world sees it.
+    func publicURL(_ path: String, query: [URLQueryItem] = []) -> URL {
+        var components = URLComponents(url: configuration.publicURL, resolvingAgainstBaseURL: false)!
+        components.path = (components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path) + path
+        components.queryItems = query.isEmpty ? nil : query
+        return components.url!
+    }
+}
+
+struct ChorusServicesKey: StorageKey {
+    typealias Value = ChorusServices
+}
+
+extension Application {
+    var chorus: ChorusServices {
+        guard let services = storage[ChorusServicesKey.self] else { fatalError("ChorusApp.configure was not called") }
+        return services
+    }
+}
+
+extension Request {
+    /// The database, for this request's event loop.
+    var store: ChorusStore { ChorusStore(sql: db as! any SQLDatabase) }
+
+    /// Decodes a JSON body with the contract's date format; failures become 422 with field errors.
+    func decodeJSON<T: Decodable>(_ type: T.Type) throws -> T {
+        guard let buffer = body.data, buffer.readableBytes > 0 else {
+            throw APIError.invalid("body", "A JSON body is required")
+        }
+        if let contentType = headers.contentType, contentType != .json, contentType.subType != "json" {
+            throw APIError.detail(.unsupportedMediaType, "Content-Type must be application/json")
+        }
+        return try ChorusJSON.makeDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+    }
+
+    /// Like ``decodeJSON(_:)`` but an empty body is `nil`.
+    func decodeOptionalJSON<T: Decodable>(_ type: T.Type) throws -> T? {
+        guard let buffer = body.data, buffer.readableBytes > 0 else { return nil }
+        return try decodeJSON(type)
+    }
+
+    /// Encodes `value` as the answer.
+    func json<T: Encodable>(_ value: T, status: HTTPResponseStatus = .ok) throws -> Response {
+        try Response.json(value, status: status)
+    }
+
+    /// The client address (the peer; `X-Forwarded-For` is not trusted).
+    var clientIP: String { remoteAddress?.ipAddress ?? "unknown" }
+}
+
+extension Response {
+    static func json<T: Encodable>(_ value: T, status: HTTPResponseStatus = .ok) throws -> Response {
+        let data = try ChorusJSON.makeEncoder().encode(value)
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: "application/json; charset=utf-8")
+        return Response(status: status, headers: headers, body: .init(data: data))
+    }
+}

@@ -1,0 +1,301 @@
+import ChorusCore
+import Foundation
+
+/// Every setting of a Chorus server, built once from `CHORUS_*` environment variables.
+///
+/// `docs/configuration.md` documents each key; `ChorusConfiguration.keys` lists them for `chorus serve --help`.
+public struct ChorusConfiguration: Sendable {
+    public enum Environment: String, Sendable {
+        case development
+        case production
+    }
+
+    public enum DatabaseLocation: Sendable, Equatable {
+        case sqlite(path: String)
+        case postgres(url: String)
+
+        public var kind: String {
+            switch self {
+            case .sqlite: "sqlite"
+            case .postgres: "postgres"
+            }
+        }
+    }
+
+    /// Twilio account used for live calls. Absent → the in-process Twilio sandbox.
+    public struct TwilioAccount: Sendable {
+        public var accountSID: String
+        public var authToken: String
+        public var fromNumber: String
+        public var apiBaseURL: URL
+    }
+
+    /// Limits per fixed window: `limit` requests per `window` seconds.
+    public struct RateLimit: Sendable, Equatable {
+        public var limit: Int
+        public var window: TimeInterval
+    }
+
+    /// Rate limits; `nil` members are unlimited.
+    public struct RateLimits: Sendable, Equatable {
+        /// Every authenticated request, per user.
+        public var user: RateLimit?
+        /// Call placement (make-call, schedule-call, test-call), per user.
+        public var calls: RateLimit?
+        /// Register, login and refresh, per client IP.
+        public var auth: RateLimit?
+
+        public static let standard = RateLimits(
+            user: RateLimit(limit: 600, window: 60), calls: RateLimit(limit: 20, window: 60), auth: RateLimit(limit: 30, window: 60)
+        )
+        public static let off = RateLimits(user: nil, calls: nil, auth: nil)
+    }
+
+    /// The simulated callee of the sandbox Twilio.
+    public struct SandboxTiming: Sendable, Equatable {
+        public var ringSeconds: Double
+        public var talkSeconds: Double
+    }
+
+    public var environment: Environment
+    public var hostname: String
+    public var port: Int
+    public var database: DatabaseLocation
+    /// The externally visible base URL (no trailing slash). Webhook URLs and signature checks use it.
+    public var publicURL: URL
+    public var publicURLWasConfigured: Bool
+    public var jwtSecret: String?
+    public var dataDirectory: URL
+    public var corsOrigins: [String]
+    public var rateLimits: RateLimits
+    public var accessTokenLifetime: TimeInterval
+    public var refreshTokenLifetime: TimeInterval
+    public var twilio: TwilioAccount?
+    public var sandboxTiming: SandboxTiming
+    public var appleBundleID: String
+    public var plans: PlanCatalog
+    /// Maximum request body, bytes.
+    public var maxBodySize: Int
+    /// How often the job queue polls for due work.
+    public var jobPollInterval: TimeInterval
+    public var logLevel: String
+
+    /// Every environment variable Chorus reads (documented in docs/configuration.md).
+    public static let documentedKeys = [
+        "CHORUS_ENVIRONMENT", "CHORUS_HOSTNAME", "CHORUS_PORT", "CHORUS_DATABASE_URL", "CHORUS_PUBLIC_URL", "CHORUS_JWT_SECRET",
+        "CHORUS_DATA_DIR", "CHORUS_CORS_ORIGINS", "CHORUS_RATE_LIMITS", "CHORUS_ACCESS_TOKEN_TTL", "CHORUS_REFRESH_TOKEN_TTL",
+        "CHORUS_TWILIO_ACCOUNT_SID", "CHORUS_TWILIO_AUTH_TOKEN", "CHORUS_TWILIO_FROM_NUMBER", "CHORUS_TWILIO_API_BASE_URL",
+        "CHORUS_SANDBOX_RING_SECONDS", "CHORUS_SANDBOX_TALK_SECONDS", "CHORUS_APPLE_BUNDLE_ID", "CHORUS_TRIAL_CALLS", "CHORUS_TRIAL_DAYS",
+        "CHORUS_TRIAL_CALL_SECONDS", "CHORUS_BASIC_CALLS", "CHORUS_BASIC_CALL_SECONDS", "CHORUS_BASIC_PRICE", "CHORUS_BASIC_PRODUCT_ID",
+        "CHORUS_PREMIUM_CALLS", "CHORUS_PREMIUM_CALL_SECONDS", "CHORUS_PREMIUM_PRICE", "CHORUS_PREMIUM_PRODUCT_ID", "CHORUS_ADDON_CALLS",
+        "CHORUS_ADDON_DAYS", "CHORUS_ADDON_PRICE", "CHORUS_ADDON_PRODUCT_ID", "CHORUS_ADDON_CALL_SECONDS", "CHORUS_MAX_BODY_BYTES",
+        "CHORUS_JOB_POLL_SECONDS", "CHORUS_LOG_LEVEL", "CHORUS_LOG_FORMAT",
+    ]
+
+    /// Sandbox providers are in use (no live Twilio account configured).
+    public var usesSandboxTelephony: Bool { twilio == nil }
+
+    public var isProduction: Bool { environment == .production }
+
+    /// Reads the configuration from `environment` (normally `ProcessInfo.processInfo.environment`).
+    ///
+    /// - Throws: ``ConfigurationError`` listing every malformed value.
+    public static func load(
+        from environment: [String: String], hostname: String? = nil, port: Int? = nil, workingDirectory: URL? = nil
+    ) throws -> ChorusConfiguration {
+        var reader = EnvironmentReader(environment)
+        let cwd = workingDirectory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        let env = reader.value("CHORUS_ENVIRONMENT", default: Environment.development) { Environment(rawValue: $0.lowercased()) }
+        let host = hostname ?? reader.string("CHORUS_HOSTNAME") ?? "127.0.0.1"
+        let listenPort = port ?? reader.value("CHORUS_PORT", default: 5050) { Int($0).flatMap { (0...65_535).contains($0) ? $0 : nil } }
+
+        let databaseURL = reader.string("CHORUS_DATABASE_URL")
+        let database: DatabaseLocation
+        if let databaseURL, databaseURL.hasPrefix("postgres://") || databaseURL.hasPrefix("postgresql://") {
+            database = .postgres(url: databaseURL)
+        } else if let databaseURL {
+            let path = databaseURL.hasPrefix("sqlite://") ? String(databaseURL.dropFirst("sqlite://".count)) : databaseURL
+            database = .sqlite(path: path.hasPrefix("/") ? path : cwd.appendingPathComponent(path).path)
+        } else {
+            database = .sqlite(path: cwd.appendingPathComponent("chorus.sqlite").path)
+        }
+
+        let configuredPublicURL = reader.value("CHORUS_PUBLIC_URL", default: URL?.none) { text in
+            guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text),
+                  let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil
+            else { return nil }
+            return url
+        }
+        let displayHost = host == "0.0.0.0" ? "127.0.0.1" : host
+        let publicURL = configuredPublicURL ?? URL(string: "http://\(displayHost):\(listenPort)")!
+
+        let dataDirectoryPath = reader.string("CHORUS_DATA_DIR") ?? "data"
+        let dataDirectory = dataDirectoryPath.hasPrefix("/")
+            ? URL(fileURLWithPath: dataDirectoryPath) : cwd.appendingPathComponent(dataDirectoryPath)
+
+        let cors = (reader.string("CHORUS_CORS_ORIGINS") ?? "")
+            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let rateLimits = reader.value("CHORUS_RATE_LIMITS", default: RateLimits.standard, parse: RateLimits.parse)
+
+        var twilio: TwilioAccount?
+        let sid = reader.string("CHORUS_TWILIO_ACCOUNT_SID")
+        let token = reader.string("CHORUS_TWILIO_AUTH_TOKEN")
+        let from = reader.string("CHORUS_TWILIO_FROM_NUMBER")
+        let apiBase = reader.value("CHORUS_TWILIO_API_BASE_URL", default: URL(string: "https://api.twilio.com")!) { URL(string: $0) }
+        if sid != nil || token != nil || from != nil {
+            if let sid, let token, let from {
+                twilio = TwilioAccount(accountSID: sid, authToken: token, fromNumber: from, apiBaseURL: apiBase)
+            } else {
+                reader.problems.append(
+                    "CHORUS_TWILIO_ACCOUNT_SID, CHORUS_TWILIO_AUTH_TOKEN and CHORUS_TWILIO_FROM_NUMBER must be set together"
+                )
+            }
+        }
+
+        let plans = PlanCatalog.read(from: &reader)
+        let configuration = ChorusConfiguration(
+            environment: env,
+            hostname: host,
+            port: listenPort,
+            database: database,
+            publicURL: publicURL,
+            publicURLWasConfigured: configuredPublicURL != nil,
+            jwtSecret: reader.string("CHORUS_JWT_SECRET"),
+            dataDirectory: dataDirectory,
+            corsOrigins: cors,
+            rateLimits: rateLimits,
+            accessTokenLifetime: reader.value("CHORUS_ACCESS_TOKEN_TTL", default: 900) { TimeInterval($0).flatMap { $0 > 0 ? $0 : nil } },
+            refreshTokenLifetime: reader.value("CHORUS_REFRESH_TOKEN_TTL", default: 30 * 86_400) {
+                TimeInterval($0).flatMap { $0 > 0 ? $0 : nil }
+            },
+            twilio: twilio,
+            sandboxTiming: SandboxTiming(
+                ringSeconds: reader.value("CHORUS_SANDBOX_RING_SECONDS", default: 1) { Double($0).flatMap { $0 >= 0 ? $0 : nil } },
+                talkSeconds: reader.value("CHORUS_SANDBOX_TALK_SECONDS", default: 8) { Double($0).flatMap { $0 >= 0 ? $0 : nil } }
+            ),
+            appleBundleID: reader.string("CHORUS_APPLE_BUNDLE_ID") ?? "com.chorus.speechassistant",
+            plans: plans,
+            maxBodySize: reader.value("CHORUS_MAX_BODY_BYTES", default: 64 * 1024) { Int($0).flatMap { $0 > 0 ? $0 : nil } },
+            jobPollInterval: reader.value("CHORUS_JOB_POLL_SECONDS", default: 1) { Double($0).flatMap { $0 > 0 ? $0 : nil } },
+            logLevel: reader.string("CHORUS_LOG_LEVEL") ?? "info"
+        )
+        if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
+        return configuration
+    }
+
+    /// Problems that forbid starting in this configuration (production safety). Empty when all is well.
+    public func startupProblems() -> [String] {
+        guard isProduction else { return [] }
+        var problems: [String] = []
+        if jwtSecret == nil {
+            problems.append("CHORUS_JWT_SECRET is required in production (at least 32 random bytes, e.g. `openssl rand -base64 48`).")
+        } else if let jwtSecret, jwtSecret.utf8.count < 32 {
+            problems.append("CHORUS_JWT_SECRET must be at least 32 bytes long.")
+        }
+        if !publicURLWasConfigured {
+            problems.append("CHORUS_PUBLIC_URL is required in production (the https URL Twilio and Apple reach this server at).")
+        }
+        if usesSandboxTelephony {
+            problems.append(
+                "Telephony would use the sandbox: set CHORUS_TWILIO_ACCOUNT_SID, CHORUS_TWILIO_AUTH_TOKEN and "
+                    + "CHORUS_TWILIO_FROM_NUMBER for production."
+            )
+        }
+        problems.append(
+            "App Store verification would use the sandbox: this build has no live App Store verifier yet, so it cannot run in production."
+        )
+        return problems
+    }
+}
+
+/// Malformed configuration values, one line each.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public var problems: [String]
+    public var description: String { problems.joined(separator: "\n") }
+}
+
+extension ChorusConfiguration.RateLimits {
+    /// Parses `off`, `default`, or `user=600/60,calls=20/60,auth=30/60` (requests/seconds; `none` disables one).
+    static func parse(_ text: String) -> Self? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if trimmed == "off" { return .off }
+        if trimmed == "default" || trimmed.isEmpty { return .standard }
+        var limits = Self.standard
+        for part in trimmed.split(separator: ",") {
+            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2 else { return nil }
+            let limit: ChorusConfiguration.RateLimit?
+            if pair[1] == "none" {
+                limit = nil
+            } else {
+                let numbers = pair[1].split(separator: "/")
+                guard numbers.count == 2, let count = Int(numbers[0]), let window = Double(numbers[1]), count > 0, window > 0 else {
+                    return nil
+                }
+                limit = ChorusConfiguration.RateLimit(limit: count, window: window)
+            }
+            switch pair[0] {
+            case "user": limits.user = limit
+            case "calls": limits.calls = limit
+            case "auth": limits.auth = limit
+            default: return nil
+            }
+        }
+        return limits
+    }
+}
+
+extension PlanCatalog {
+    static func read(from reader: inout EnvironmentReader) -> PlanCatalog {
+        var catalog = PlanCatalog.standard
+        func positive(_ text: String) -> Int? { Int(text).flatMap { $0 > 0 ? $0 : nil } }
+        func nonNegative(_ text: String) -> Int? { Int(text).flatMap { $0 >= 0 ? $0 : nil } }
+        catalog.trial.calls = reader.value("CHORUS_TRIAL_CALLS", default: catalog.trial.calls, parse: nonNegative)
+        catalog.trial.period = TimeInterval(reader.value("CHORUS_TRIAL_DAYS", default: 7, parse: positive) * 86_400)
+        catalog.trial.durationLimitSeconds = reader.value("CHORUS_TRIAL_CALL_SECONDS", default: 60, parse: positive)
+        for tier in PlanTier.allCases {
+            let prefix = "CHORUS_\(tier.rawValue.uppercased())"
+            var terms = catalog.plan(tier)
+            terms.callsPerCycle = reader.value("\(prefix)_CALLS", default: terms.callsPerCycle, parse: positive)
+            terms.durationLimitSeconds = reader.value("\(prefix)_CALL_SECONDS", default: terms.durationLimitSeconds, parse: positive)
+            terms.price = reader.string("\(prefix)_PRICE") ?? terms.price
+            terms.productID = reader.string("\(prefix)_PRODUCT_ID") ?? terms.productID
+            switch tier {
+            case .basic: catalog.basic = terms
+            case .premium: catalog.premium = terms
+            }
+        }
+        catalog.addon.calls = reader.value("CHORUS_ADDON_CALLS", default: catalog.addon.calls, parse: positive)
+        catalog.addon.validity = TimeInterval(reader.value("CHORUS_ADDON_DAYS", default: 30, parse: positive) * 86_400)
+        catalog.addon.price = reader.string("CHORUS_ADDON_PRICE") ?? catalog.addon.price
+        catalog.addon.productID = reader.string("CHORUS_ADDON_PRODUCT_ID") ?? catalog.addon.productID
+        catalog.addon.durationLimitWithoutPlanSeconds = reader.value(
+            "CHORUS_ADDON_CALL_SECONDS", default: catalog.addon.durationLimitWithoutPlanSeconds, parse: positive
+        )
+        return catalog
+    }
+}
+
+/// Reads typed values and collects one problem per malformed key.
+struct EnvironmentReader {
+    let environment: [String: String]
+    var problems: [String] = []
+
+    init(_ environment: [String: String]) {
+        self.environment = environment
+    }
+
+    func string(_ key: String) -> String? {
+        guard let value = environment[key]?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else { return nil }
+        return value
+    }
+
+    mutating func value<T>(_ key: String, default defaultValue: T, parse: (String) -> T?) -> T {
+        guard let text = string(key) else { return defaultValue }
+        guard let parsed = parse(text) else {
+            problems.append("\(key) has an invalid value (see docs/configuration.md).")
+            return defaultValue
+        }
+        return parsed
+    }
+}

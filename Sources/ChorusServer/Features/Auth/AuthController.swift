@@ -1,0 +1,137 @@
+import ChorusAPI
+import ChorusCore
+import Foundation
+import Vapor
+
+/// `/auth/*`: register, login (OAuth2 password form), refresh (rotating, reuse-detecting), logout.
+struct AuthController: RouteCollection {
+    let services: ChorusServices
+
+    func boot(routes: any RoutesBuilder) throws {
+        let auth = routes.grouped("auth")
+        let limited = auth.grouped(AuthRateLimit(services: services))
+        limited.post("register", use: register)
+        limited.post("login", use: login)
+        limited.post("refresh", use: refresh)
+        auth.grouped(UserAuthenticator(services: services)).post("logout", use: logout)
+    }
+
+    @Sendable
+    func register(_ req: Request) async throws -> Response {
+        let body = try req.decodeJSON(RegisterRequest.self)
+        let email = body.email.trimmingCharacters(in: .whitespaces).lowercased()
+        var validator = FieldValidator()
+        validator.check(EmailAddress.isValid(email), "email", "Enter a valid email address")
+        Self.checkPassword(body.password, into: &validator)
+        try validator.throwIfInvalid()
+
+        let now = services.now()
+        let hash = try await services.passwords.hash(body.password, on: req.application.threadPool)
+        let user = UserRecord(id: UUID().uuidString.lowercased(), email: email, passwordHash: hash, appType: Self.appType(of: req), createdAt: now)
+        let trial = QuotaBucket.trial(registeredAt: now, terms: services.configuration.plans.trial)
+        guard let created = try await req.store.createUser(user, trial: trial) else {
+            throw APIError.badRequest("Email already registered")
+        }
+        req.logger.info("account registered", metadata: ["user_id": .string(created.id), "app_type": .string(created.appType)])
+        return try await issueTokens(for: created.id, req: req)
+    }
+
+    @Sendable
+    func login(_ req: Request) async throws -> Response {
+        struct LoginForm: Content {
+            var username: String?
+            var password: String?
+        }
+        let form: LoginForm
+        do {
+            form = try req.content.decode(LoginForm.self, as: .urlEncodedForm)
+        } catch {
+            throw APIError.invalid("body", "Send username and password as application/x-www-form-urlencoded")
+        }
+        var validator = FieldValidator()
+        validator.check(!(form.username ?? "").isEmpty, "username", "Field required")
+        validator.check(!(form.password ?? "").isEmpty, "password", "Field required")
+        try validator.throwIfInvalid()
+        let email = form.username!.trimmingCharacters(in: .whitespaces).lowercased()
+        let user = try await req.store.user(email: email)
+        let valid = try await services.passwords.verify(form.password!, against: user?.passwordHash, on: req.application.threadPool)
+        guard valid, let user else {
+            req.logger.notice("login failed")
+            throw APIError.detail(.unauthorized, "Incorrect username or password")
+        }
+        return try await issueTokens(for: user.id, req: req)
+    }
+
+    @Sendable
+    func refresh(_ req: Request) async throws -> Response {
+        let body = try req.decodeJSON(RefreshRequest.self)
+        let now = services.now()
+        switch try await req.store.rotateRefreshToken(hash: TokenIssuer.hash(refreshToken: body.refreshToken), now: now) {
+        case .rotated(let userID, let familyID):
+            let (token, hash) = TokenIssuer.newRefreshToken()
+            try await req.store.insertRefreshToken(
+                hash: hash, userID: userID, familyID: familyID, now: now, expiresAt: now.addingTimeInterval(services.tokens.refreshTokenLifetime)
+            )
+            let access = try await services.tokens.accessToken(userID: userID, familyID: familyID, now: now)
+            return try Self.tokenResponse(access: access, refresh: token, lifetime: services.tokens.accessTokenLifetime)
+        case .reused:
+            req.logger.warning("refresh token reuse detected; session revoked")
+            throw APIError.detail(.unauthorized, "Refresh token has already been used; please sign in again")
+        case .invalid:
+            throw APIError.detail(.unauthorized, "Invalid refresh token")
+        }
+    }
+
+    @Sendable
+    func logout(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let now = services.now()
+        let body = try req.decodeOptionalJSON(LogoutRequest.self)
+        if let token = body?.refreshToken {
+            _ = try await req.store.revokeFamily(ofToken: TokenIssuer.hash(refreshToken: token), userID: user.id, now: now)
+        } else {
+            try await req.store.revokeFamily(user.sessionID, now: now)
+        }
+        return try req.json(ErrorResponse(detail: "Logged out successfully"))
+    }
+
+    private func issueTokens(for userID: String, req: Request) async throws -> Response {
+        let now = services.now()
+        let familyID = UUID().uuidString.lowercased()
+        let (token, hash) = TokenIssuer.newRefreshToken()
+        try await req.store.startRefreshFamily(
+            familyID: familyID, userID: userID, tokenHash: hash, now: now, expiresAt: now.addingTimeInterval(services.tokens.refreshTokenLifetime)
+        )
+        let access = try await services.tokens.accessToken(userID: userID, familyID: familyID, now: now)
+        return try Self.tokenResponse(access: access, refresh: token, lifetime: services.tokens.accessTokenLifetime)
+    }
+
+    private static func tokenResponse(access: String, refresh: String, lifetime: TimeInterval) throws -> Response {
+        let body = TokenResponse(accessToken: access, refreshToken: refresh, expiresIn: Int(lifetime))
+        return try Response.json(body)
+    }
+
+    static func checkPassword(_ password: String, into validator: inout FieldValidator) {
+        validator.check(password.count >= 8, "password", "Password must be at least 8 characters")
+        validator.check(password.count <= 128, "password", "Password must be at most 128 characters")
+    }
+
+    /// `mobile_consumer` for the iOS app (`X-App-Type: mobile` or its User-Agent), `web_business` otherwise.
+    static func appType(of req: Request) -> String {
+        let header = req.headers.first(name: "X-App-Type")?.lowercased()
+        let agent = req.headers.first(name: .userAgent)?.lowercased() ?? ""
+        return header == "mobile" || agent.contains("speech-assistant-mobile") ? "mobile_consumer" : "web_business"
+    }
+}
+
+/// Per-IP limit on the credential endpoints.
+struct AuthRateLimit: AsyncMiddleware {
+    let services: ChorusServices
+
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        if let limit = services.configuration.rateLimits.auth {
+            try services.checkRateLimit("auth:\(request.clientIP)", limit)
+        }
+        return try await next.respond(to: request)
+    }
+}

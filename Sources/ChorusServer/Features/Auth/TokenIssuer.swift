@@ -1,0 +1,77 @@
+import ChorusAPI
+import Crypto
+import Foundation
+import JWTKit
+
+/// The claims of an access token. `typ` keeps refresh or other tokens from ever acting as access tokens.
+struct AccessTokenClaims: JWTPayload {
+    static let accessType = "access"
+
+    var sub: SubjectClaim
+    var exp: ExpirationClaim
+    var iat: IssuedAtClaim
+    var typ: String
+    /// The refresh-token family (sign-in session) the token belongs to.
+    var sid: String
+
+    enum CodingKeys: String, CodingKey {
+        case sub
+        case exp
+        case iat
+        case typ
+        case sid
+    }
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+        guard typ == Self.accessType else { throw JWTError.claimVerificationFailure(failedClaim: nil, reason: "not an access token") }
+    }
+}
+
+/// Issues and verifies tokens: short-lived HS256 access JWTs with one configured key, and opaque refresh tokens
+/// (256 random bits, stored as SHA-256 only).
+struct TokenIssuer: Sendable {
+    static let keyID: JWKIdentifier = "chorus-hs256"
+
+    let keys: JWTKeyCollection
+    let accessTokenLifetime: TimeInterval
+    let refreshTokenLifetime: TimeInterval
+
+    static func make(secret: String, accessTokenLifetime: TimeInterval, refreshTokenLifetime: TimeInterval) async -> TokenIssuer {
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: keyID)
+        return TokenIssuer(keys: keys, accessTokenLifetime: accessTokenLifetime, refreshTokenLifetime: refreshTokenLifetime)
+    }
+
+    func accessToken(userID: String, familyID: String, now: Date) async throws -> String {
+        let claims = AccessTokenClaims(
+            sub: SubjectClaim(value: userID), exp: ExpirationClaim(value: now.addingTimeInterval(accessTokenLifetime)),
+            iat: IssuedAtClaim(value: now), typ: AccessTokenClaims.accessType, sid: familyID
+        )
+        return try await keys.sign(claims, kid: Self.keyID)
+    }
+
+    /// The verified claims, or `nil` for any invalid token.
+    func verifyAccessToken(_ token: String) async -> AccessTokenClaims? {
+        try? await keys.verify(token, as: AccessTokenClaims.self)
+    }
+
+    /// A new opaque refresh token and the hash that is stored.
+    static func newRefreshToken() -> (token: String, hash: String) {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let token = Data(bytes).base64URLEncoded()
+        return (token, hash(refreshToken: token))
+    }
+
+    static func hash(refreshToken: String) -> String {
+        SHA256.hash(data: Data(refreshToken.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+extension Data {
+    func base64URLEncoded() -> String {
+        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

@@ -1,0 +1,253 @@
+import ChorusAPI
+import ChorusCore
+import Crypto
+import Foundation
+import Vapor
+
+/// The Calls product under `/mobile`: usage, permission, catalog, calls, schedules, history, custom scenarios.
+struct CallsController: RouteCollection {
+    let services: ChorusServices
+
+    func boot(routes: any RoutesBuilder) throws {
+        let mobile = routes.grouped("mobile").grouped(UserAuthenticator(services: services))
+        mobile.get("usage-stats", use: usageStats)
+        mobile.post("check-call-permission", use: checkCallPermission)
+        mobile.get("pricing", use: pricing)
+        mobile.get("scenarios", use: scenarios)
+        mobile.get("voices", use: voices)
+        mobile.post("make-call", use: makeCall)
+        mobile.post("schedule-call", use: scheduleCall)
+        mobile.get("scheduled-calls", use: scheduledCalls)
+        mobile.delete("scheduled-calls", ":schedule_id", use: cancelScheduledCall)
+        mobile.get("call-history", use: callHistory)
+        mobile.get("calls", ":call_sid", use: call)
+        mobile.post("custom-scenarios", use: createCustomScenario)
+        mobile.get("custom-scenarios", use: customScenarios)
+        mobile.delete("custom-scenarios", ":scenario_id", use: deleteCustomScenario)
+    }
+
+    private func placement(_ req: Request) -> CallPlacement {
+        CallPlacement(services: services, store: req.store, logger: req.logger)
+    }
+
+    // MARK: Usage
+
+    @Sendable
+    func usageStats(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let account = try await placement(req).account(userID: user.id)
+        let position = services.policy.position(of: account, at: services.now())
+        let windows = UsageWindows.of(position, registeredAt: account.registeredAt)
+        let tally = try await req.store.callTally(userID: user.id, windows: windows)
+        return try req.json(UsageReport.usageStats(position, account: account, windows: windows, tally: tally))
+    }
+
+    @Sendable
+    func checkCallPermission(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let account = try await placement(req).account(userID: user.id)
+        let decision = services.policy.evaluate(account, at: services.now())
+        return try req.json(UsageReport.permission(decision, appType: account.appType))
+    }
+
+    @Sendable
+    func pricing(_ req: Request) async throws -> Response {
+        try req.json(UsageReport.pricing(services.configuration.plans))
+    }
+
+    @Sendable
+    func scenarios(_ req: Request) async throws -> Response {
+        let items = services.scenarios.scenarios.map {
+            ScenarioDTO(
+                id: $0.id, name: $0.name, description: $0.description, icon: $0.icon, category: $0.category.rawValue,
+                isFamilyFriendly: $0.isFamilyFriendly, voice: $0.voice, contentWarning: $0.contentWarning
+            )
+        }
+        return try req.json(ScenariosResponse(scenarios: items))
+    }
+
+    @Sendable
+    func voices(_ req: Request) async throws -> Response {
+        let items = services.voices.voices.map {
+            VoiceDTO(
+                id: $0.id, displayName: $0.displayName, gender: $0.gender.rawValue, accent: $0.accent.rawValue,
+                personality: $0.personality.rawValue, description: $0.description
+            )
+        }
+        return try req.json(VoicesResponse(voices: items))
+    }
+
+    // MARK: Calls
+
+    @Sendable
+    func makeCall(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let body = try req.decodeJSON(MakeCallRequest.self)
+        try Self.validate(phoneNumber: body.phoneNumber, scenario: body.scenario)
+        if let limit = services.configuration.rateLimits.calls { try services.checkRateLimit("calls:\(user.id)", limit) }
+        return try await IdempotentResponder(services: services, store: req.store).respond(req, userID: user.id) {
+            try await placeCall(req, userID: user.id, body: body, free: false)
+        }
+    }
+
+    /// make-call without the rate limit or idempotency (shared with the development endpoints).
+    func placeCall(_ req: Request, userID: String, body: MakeCallRequest, free: Bool) async throws -> Response {
+        let placement = placement(req)
+        let scenario = try await placement.resolveScenario(body.scenario, userID: userID)
+        let call = try await placement.place(userID: userID, phoneNumber: body.phoneNumber, scenario: scenario, free: free)
+        let position = try await placement.position(userID: userID)
+        return try req.json(MakeCallResponse(
+            callSid: call.callSid ?? "", status: "initiated", durationLimit: call.durationLimit, usageStats: UsageReport.callSnapshot(position)
+        ))
+    }
+
+    static func validate(phoneNumber: String, scenario: String) throws {
+        var validator = FieldValidator()
+        validator.check(PhoneNumber.isE164(phoneNumber), "phone_number", "Must be an E.164 phone number, e.g. +14155550123")
+        validator.check(!scenario.isEmpty && scenario.count <= 64, "scenario", "Must be a scenario id")
+        try validator.throwIfInvalid()
+    }
+
+    @Sendable
+    func scheduleCall(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let body = try req.decodeJSON(ScheduleCallRequest.self)
+        try Self.validate(phoneNumber: body.phoneNumber, scenario: body.scenario)
+        let now = services.now()
+        let time = body.scheduledTime ?? now.addingTimeInterval(60)
+        var validator = FieldValidator()
+        validator.check(time >= now.addingTimeInterval(-5), "scheduled_time", "Must be in the future")
+        validator.check(time <= now.addingTimeInterval(30 * 86_400), "scheduled_time", "Must be at most 30 days ahead")
+        try validator.throwIfInvalid()
+        if let limit = services.configuration.rateLimits.calls { try services.checkRateLimit("calls:\(user.id)", limit) }
+        let placement = placement(req)
+        let scenario = try await placement.resolveScenario(body.scenario, userID: user.id)
+        _ = try await placement.requirePermission(userID: user.id, scenario: scenario)
+        let schedule = try await req.store.createSchedule(
+            userID: user.id, phoneNumber: body.phoneNumber, scenario: scenario.id, at: time, now: now
+        )
+        req.logger.info("call scheduled", metadata: ["schedule_id": .stringConvertible(schedule.id), "at": .string(ChorusJSON.formatDate(time))])
+        return try req.json(schedule.dto(callSid: nil))
+    }
+
+    @Sendable
+    func scheduledCalls(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let items = try await req.store.schedules(userID: user.id).map { $0.0.dto(callSid: $0.1) }
+        return try req.json(ScheduledCallsResponse(scheduledCalls: items))
+    }
+
+    @Sendable
+    func cancelScheduledCall(_ req: Request) async throws -> Response {
+        let user = try req.user
+        guard let id = req.parameters.get("schedule_id", as: Int.self) else { throw APIError.notFound("Scheduled call not found") }
+        guard let result = try await req.store.cancelSchedule(id: id, userID: user.id, now: services.now()) else {
+            throw APIError.notFound("Scheduled call not found")
+        }
+        guard result.cancelled || result.record.state == .cancelled else {
+            throw APIError.detail(.conflict, "The call is already \(result.record.state.rawValue) and can no longer be cancelled")
+        }
+        return try req.json(result.record.dto(callSid: nil))
+    }
+
+    @Sendable
+    func callHistory(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let limit = try req.query.get(Int?.self, at: "limit") ?? 10
+        guard (1...100).contains(limit) else { throw APIError.invalid("limit", "Must be between 1 and 100") }
+        let (calls, total) = try await req.store.callHistory(userID: user.id, limit: limit)
+        return try req.json(CallHistoryResponse(callHistory: calls.compactMap(\.historyItem), totalCalls: total))
+    }
+
+    @Sendable
+    func call(_ req: Request) async throws -> Response {
+        let user = try req.user
+        guard let sid = req.parameters.get("call_sid"), let call = try await req.store.call(sid: sid, userID: user.id),
+              let item = call.historyItem
+        else { throw APIError.notFound("Call not found") }
+        return try req.json(item)
+    }
+
+    // MARK: Custom scenarios
+
+    @Sendable
+    func createCustomScenario(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let body = try req.decodeJSON(CreateCustomScenarioRequest.self)
+        let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
+        let persona = body.persona.trimmingCharacters(in: .whitespacesAndNewlines)
+        var validator = FieldValidator()
+        validator.check(CustomScenarioRules.nameLength.contains(name.count), "name", "Must be 1 to 60 characters")
+        validator.check(CustomScenarioRules.personaLength.contains(persona.count), "persona", "Must be 20 to 2000 characters")
+        validator.check(services.voices.voice(id: body.voice) != nil, "voice", "Unknown voice; see GET /mobile/voices")
+        try validator.throwIfInvalid()
+        let account = try await placement(req).account(userID: user.id)
+        guard services.policy.position(of: account, at: services.now()).plan != nil else {
+            throw APIError.paymentRequired(CustomScenarioRules.subscriptionRequired(services.policy, now: services.now()))
+        }
+        guard let record = try await req.store.createCustomScenario(
+            userID: user.id, name: name, persona: persona, voice: body.voice, limit: CustomScenarioRules.maximumPerUser, now: services.now()
+        ) else {
+            throw APIError.detail(.conflict, "You can have at most \(CustomScenarioRules.maximumPerUser) custom scenarios; delete one first")
+        }
+        return try req.json(record.dto, status: .created)
+    }
+
+    @Sendable
+    func customScenarios(_ req: Request) async throws -> Response {
+        let user = try req.user
+        return try req.json(CustomScenariosResponse(customScenarios: try await req.store.customScenarios(userID: user.id).map(\.dto)))
+    }
+
+    @Sendable
+    func deleteCustomScenario(_ req: Request) async throws -> Response {
+        let user = try req.user
+        guard let text = req.parameters.get("scenario_id"), let id = CustomScenarioRecord.rowID(fromPublicID: text),
+              try await req.store.deleteCustomScenario(id: id, userID: user.id)
+        else { throw APIError.notFound("Custom scenario not found") }
+        return Response(status: .noContent)
+    }
+}
+
+/// Replays the first answer for a repeated `Idempotency-Key` instead of doing the work twice.
+struct IdempotentResponder {
+    static let lifetime: TimeInterval = 24 * 3_600
+
+    let services: ChorusServices
+    let store: ChorusStore
+
+    func respond(_ req: Request, userID: String, work: () async throws -> Response) async throws -> Response {
+        guard let key = req.headers.first(name: "Idempotency-Key") else { return try await work() }
+        guard (1...255).contains(key.utf8.count) else { throw APIError.invalid("Idempotency-Key", "Must be 1 to 255 characters") }
+        let body = req.body.data.map { Data($0.readableBytesView) } ?? Data()
+        let fingerprint = SHA256.hash(data: Data("\(req.method.rawValue) \(req.url.path)\n".utf8) + body)
+            .map { String(format: "%02x", $0) }.joined()
+        switch try await store.claimIdempotencyKey(userID: userID, key: key, fingerprint: fingerprint, now: services.now(), ttl: Self.lifetime) {
+        case .claimed:
+            break
+        case .inProgress:
+            throw APIError.detail(.conflict, "A request with this Idempotency-Key is still in progress")
+        case .mismatch:
+            throw APIError.detail(.unprocessableEntity, "This Idempotency-Key was already used for a different request")
+        case .completed(let status, let stored):
+            var headers = HTTPHeaders()
+            headers.replaceOrAdd(name: .contentType, value: "application/json; charset=utf-8")
+            headers.replaceOrAdd(name: "Idempotent-Replayed", value: "true")
+            return Response(status: HTTPResponseStatus(statusCode: status), headers: headers, body: .init(string: stored))
+        }
+        do {
+            let response = try await work()
+            if response.status.code < 300, let data = response.body.data {
+                try await store.completeIdempotencyKey(
+                    userID: userID, key: key, status: Int(response.status.code), body: String(decoding: data, as: UTF8.self)
+                )
+            } else {
+                try await store.releaseIdempotencyKey(userID: userID, key: key)
+            }
+            return response
+        } catch {
+            try? await store.releaseIdempotencyKey(userID: userID, key: key)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import ChorusAPI
+import Foundation
+import Logging
+import SQLKit
+
+/// Places a scheduled call when its job comes due. Permission is checked again and the call charged now;
+/// a refusal ends the schedule as `refused`. The call row is unique per schedule, so a retried job never
+/// places a second call.
+struct ScheduledCallJob {
+    let services: ChorusServices
+
+    func run(_ job: ClaimedJob, store: ChorusStore, logger: Logger) async throws {
+        guard let id = Int(job.payload), let schedule = try await store.schedule(id: id) else {
+            throw JobRunner.PermanentFailure(description: "unknown schedule \(job.payload)")
+        }
+        switch schedule.state {
+        case .scheduled:
+            guard try await store.transitionSchedule(id: id, from: .scheduled, to: .placing) else { return }  // cancelled meanwhile
+        case .placing:
+            break  // a previous attempt was interrupted
+        case .placed, .refused, .failed, .cancelled:
+            return
+        }
+        if let existing = try await store.call(scheduleID: id) {
+            _ = try await store.transitionSchedule(id: id, from: .placing, to: .placed, callID: existing.id)
+            return
+        }
+        let placement = CallPlacement(services: services, store: store, logger: logger)
+        do {
+            let scenario = try await placement.resolveScenario(schedule.scenario, userID: schedule.userID)
+            let call = try await placement.place(
+                userID: schedule.userID, phoneNumber: schedule.phoneNumber, scenario: scenario, scheduleID: id
+            )
+            _ = try await store.transitionSchedule(id: id, from: .placing, to: .placed, callID: call.id)
+        } catch APIError.paymentRequired(let payload) {
+            _ = try await store.transitionSchedule(id: id, from: .placing, to: .refused, reason: payload.detail.message)
+            logger.info("scheduled call refused", metadata: ["schedule_id": .stringConvertible(id), "status": .string(payload.detail.error)])
+        } catch APIError.detail(let status, let message) where status == .badRequest || status == .unauthorized {
+            _ = try await store.transitionSchedule(id: id, from: .placing, to: .failed, reason: message)
+        } catch APIError.invalidCredentials {
+            _ = try await store.transitionSchedule(id: id, from: .placing, to: .failed, reason: "The account no longer exists")
+        } catch {
+            if job.attempts >= job.maxAttempts {
+                _ = try await store.transitionSchedule(id: id, from: .placing, to: .failed, reason: "The phone service was unavailable")
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import ChorusAPI
+import ChorusCore
+import Foundation
+import Vapor
+
+/// Routes Twilio calls: the status callback and the call's TwiML. Every request must carry a valid
+/// `X-Twilio-Signature` computed over `CHORUS_PUBLIC_URL` + path + query and the form parameters.
+struct TwilioWebhookController: RouteCollection {
+    let services: ChorusServices
+
+    func boot(routes: any RoutesBuilder) throws {
+        routes.post("call-end-webhook", use: statusCallback)
+        routes.post("twilio", "voice", use: voice)
+    }
+
+    /// Twilio's status callback: records progress, the final status and duration; refunds unanswered calls.
+    /// Statuses only move forward, so duplicates and late callbacks change nothing.
+    @Sendable
+    func statusCallback(_ req: Request) async throws -> Response {
+        let form = try verifiedForm(req)
+        guard let sid = form["CallSid"], !sid.isEmpty else { throw APIError.invalid("CallSid", "Field required") }
+        guard let statusText = form["CallStatus"] else { throw APIError.invalid("CallStatus", "Field required") }
+        guard let status = CallStatus(rawValue: statusText) else { throw APIError.invalid("CallStatus", "Unknown call status") }
+        let callID = try req.query.get(Int?.self, at: "call_id")
+        let duration = form["CallDuration"].flatMap { Int($0) }
+        let update = try await req.store.applyCallStatus(
+            callID: callID, callSid: sid, status: status, durationSeconds: duration, now: services.now()
+        )
+        guard update.call != nil else { throw APIError.notFound("Unknown call") }
+        req.logger.info("call status", metadata: [
+            "call_sid": .string(sid), "status": .string(status.rawValue), "applied": .stringConvertible(update.applied),
+            "refunded": .stringConvertible(update.refunded), "duration": .string(duration.map(String.init) ?? "-"),
+        ])
+        return Response(status: .noContent)
+    }
+
+    /// The call's TwiML. The live media bridge (Twilio Media Streams ⇄ OpenAI Realtime) is not part of this build:
+    /// a live call hears one sentence and ends. Sandbox calls never fetch it.
+    @Sendable
+    func voice(_ req: Request) async throws -> Response {
+        _ = try verifiedForm(req)
+        let twiml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <Response><Say>This Chorus server has no live voice bridge configured yet. Goodbye.</Say><Hangup/></Response>
+            """
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: "text/xml; charset=utf-8")
+        return Response(status: .ok, headers: headers, body: .init(string: twiml))
+    }
+
+    /// The form parameters of a request whose Twilio signature is valid; otherwise 403 and nothing happens.
+    private func verifiedForm(_ req: Request) throws -> [String: String] {
+        let raw = req.body.data.map { String(decoding: $0.readableBytesView, as: UTF8.self) } ?? ""
+        let pairs = FormURLEncoding.pairs(raw)
+        var url = services.publicURL(req.url.path).absoluteString
+        if let query = req.url.query, !query.isEmpty { url += "?" + query }
+        guard services.twilioSignatures.isValid(signature: req.headers.first(name: "X-Twilio-Signature"), url: url, parameters: pairs) else {
+            req.logger.warning("rejected Twilio request with a missing or invalid signature", metadata: ["path": .string(req.url.path)])
+            throw APIError.detail(.forbidden, "Invalid Twilio signature")
+        }
+        return Dictionary(pairs, uniquingKeysWith: { first, _ in first })
+    }
+}
+
+/// `application/x-www-form-urlencoded` parsing that keeps every pair in order (`+` is a space).
+enum FormURLEncoding {
+    static func pairs(_ body: String) -> [(String, String)] {
+        body.split(separator: "&", omittingEmptySubsequences: true).map { part in
+            let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ text: Substring) -> String {
+                String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
+            }
+            return (decode(pieces[0]), pieces.count > 1 ? decode(pieces[1]) : "")
+        }
+    }
+}

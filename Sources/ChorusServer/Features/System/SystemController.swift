@@ -1,0 +1,49 @@
+import ChorusAPI
+import Foundation
+import Vapor
+
+/// `GET /health` and `GET /openapi.json`.
+struct SystemController: RouteCollection {
+    static let version = "0.1.0"
+
+    let services: ChorusServices
+    let openAPIDocument: Data
+
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get("health", use: health)
+        routes.get("openapi.json", use: openAPI)
+    }
+
+    /// 200 once migrations ran and the database answers; 503 otherwise.
+    @Sendable
+    func health(_ req: Request) async throws -> Response {
+        var databaseState = "ok"
+        do {
+            try await req.store.ping()
+        } catch {
+            req.logger.error("health check: database unavailable", metadata: ["error": .string("\(error)")])
+            databaseState = "unavailable"
+        }
+        let body = HealthResponse(
+            status: databaseState == "ok" ? "ok" : "unavailable", version: Self.version, environment: services.configuration.environment.rawValue,
+            database: "\(services.configuration.database.kind):\(databaseState)", providers: services.providerNames
+        )
+        return try req.json(body, status: databaseState == "ok" ? .ok : .serviceUnavailable)
+    }
+
+    @Sendable
+    func openAPI(_ req: Request) async throws -> Response {
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: "application/json; charset=utf-8")
+        headers.replaceOrAdd(name: .cacheControl, value: "public, max-age=300")
+        return Response(status: .ok, headers: headers, body: .init(data: openAPIDocument))
+    }
+
+    /// The contract bundled with the server.
+    static func loadDocument() throws -> Data {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json") else {
+            throw Abort(.internalServerError, reason: "openapi.json is missing from the bundle")
+        }
+        return try Data(contentsOf: url)
+    }
+}

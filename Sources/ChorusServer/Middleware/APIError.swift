@@ -1,0 +1,38 @@
+import ChorusAPI
+import Vapor
+
+/// Errors answered to clients with the contract's bodies. Everything else becomes a generic 500.
+enum APIError: Error {
+    /// `{"detail": "<message>"}` with `status`.
+    case detail(HTTPResponseStatus, String)
+    /// 422 `{"detail": "<summary>", "errors": [...]}`.
+    case validation(summary: String, errors: [FieldError])
+    /// 402 `{"detail": {"error", "message", "upgrade_options", "timestamp"}}`.
+    case paymentRequired(PaymentRequiredResponse)
+    /// 401 `{"detail":"Not authenticated"}`: no bearer token.
+    case notAuthenticated
+    /// 401 `{"detail":"Could not validate credentials"}`: a bad, expired or wrong-type token.
+    case invalidCredentials
+    /// 429 with `Retry-After`.
+    case rateLimited(retryAfter: Int, limit: Int, window: Int)
+
+    static func badRequest(_ message: String) -> APIError { .detail(.badRequest, message) }
+    static func notFound(_ message: String) -> APIError { .detail(.notFound, message) }
+
+    static func invalid(_ field: String, _ message: String) -> APIError {
+        .validation(summary: "Validation error", errors: [FieldError(field: field, message: message)])
+    }
+}
+
+/// Collects field errors; throws one 422 listing them all.
+struct FieldValidator {
+    private(set) var errors: [FieldError] = []
+
+    mutating func check(_ condition: Bool, _ field: String, _ message: String) {
+        if !condition { errors.append(FieldError(field: field, message: message)) }
+    }
+
+    func throwIfInvalid() throws {
+        if !errors.isEmpty { throw APIError.validation(summary: "Validation error", errors: errors) }
+    }
+}

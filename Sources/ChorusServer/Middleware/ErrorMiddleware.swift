@@ -1,0 +1,105 @@
+import ChorusAPI
+import Foundation
+import Vapor
+
+/// Turns every error into the contract's JSON bodies and logs unexpected ones with the request id.
+struct ChorusErrorMiddleware: AsyncMiddleware {
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        do {
+            return try await next.respond(to: request)
+        } catch {
+            return Self.response(for: error, request: request)
+        }
+    }
+
+    static func response(for error: any Error, request: Request) -> Response {
+        var headers = HTTPHeaders()
+        let status: HTTPResponseStatus
+        let body: any Encodable
+        switch error {
+        case let error as APIError:
+            switch error {
+            case .detail(let code, let message):
+                status = code
+                body = ErrorResponse(detail: message)
+            case .validation(let summary, let errors):
+                status = .unprocessableEntity
+                body = ValidationErrorResponse(detail: summary, errors: errors)
+            case .paymentRequired(let payload):
+                status = .paymentRequired
+                body = payload
+            case .notAuthenticated:
+                status = .unauthorized
+                headers.replaceOrAdd(name: .wwwAuthenticate, value: "Bearer")
+                body = ErrorResponse(detail: "Not authenticated")
+            case .invalidCredentials:
+                status = .unauthorized
+                headers.replaceOrAdd(name: .wwwAuthenticate, value: "Bearer")
+                body = ErrorResponse(detail: "Could not validate credentials")
+            case .rateLimited(let retryAfter, let limit, let window):
+                status = .tooManyRequests
+                headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter))
+                body = ErrorResponse(detail: "Rate limit exceeded: \(limit) per \(window) seconds. Retry in \(retryAfter) seconds.")
+            }
+        case let error as DecodingError:
+            status = .unprocessableEntity
+            body = ValidationErrorResponse(detail: "Validation error", errors: [FieldError(decoding: error)])
+        case let abort as any AbortError:
+            status = abort.status
+            headers = abort.headers
+            body = ErrorResponse(detail: abort.status == .notFound && abort.reason == "Not Found" ? "Not Found" : abort.reason)
+        default:
+            status = .internalServerError
+            request.logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))"])
+            body = ErrorResponse(detail: "An unexpected error occurred. Please try again later.", requestID: request.requestID)
+        }
+        if status == .internalServerError, error is any AbortError {
+            request.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+        }
+        let data = (try? ChorusJSON.makeEncoder().encode(AnyEncodable(body))) ?? Data(#"{"detail":"Internal Server Error"}"#.utf8)
+        headers.replaceOrAdd(name: .contentType, value: "application/json; charset=utf-8")
+        return Response(status: status, headers: headers, body: .init(data: data))
+    }
+}
+
+private struct AnyEncodable: Encodable {
+    let value: any Encodable
+    init(_ value: any Encodable) { self.value = value }
+    func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+}
+
+extension FieldError {
+    /// A field error from a JSON decoding failure: the field path joined with `.`, and a readable message.
+    init(decoding error: DecodingError) {
+        func path(_ keys: [any CodingKey]) -> String {
+            let joined = keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            return joined.replacingOccurrences(of: ".[", with: "[")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            self.init(field: path(context.codingPath + [key]), message: "Field required")
+        case .typeMismatch(let type, let context):
+            self.init(field: path(context.codingPath), message: "Expected \(Self.describe(type))")
+        case .valueNotFound(let type, let context):
+            self.init(field: path(context.codingPath), message: "Expected \(Self.describe(type)), got null")
+        case .dataCorrupted(let context):
+            let field = path(context.codingPath)
+            self.init(
+                field: field.isEmpty ? "body" : field,
+                message: field.isEmpty ? "The body is not valid JSON" : context.debugDescription
+            )
+        @unknown default:
+            self.init(field: "body", message: "Invalid body")
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type: "an integer"
+        case is Bool.Type: "a boolean"
+        case is Double.Type: "a number"
+        default: "a value of type \(type)"
+        }
+    }
+}

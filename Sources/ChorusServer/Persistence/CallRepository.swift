@@ -1,0 +1,186 @@
+import ChorusAPI
+import ChorusCore
+import Foundation
+import SQLKit
+
+/// How a call is paid for.
+enum ChargeState: String, Sendable {
+    /// One call was taken from `bucket_key`.
+    case charged
+    /// Charged, then given back (unanswered).
+    case refunded
+    /// Charged, then given back because the provider refused to place it.
+    case released
+    /// A development test call, never charged.
+    case free
+}
+
+struct CallRecord: Sendable, Equatable {
+    var id: Int
+    var userID: String
+    var callSid: String?
+    var phoneNumber: String
+    var scenario: String
+    var status: CallStatus
+    var chargeState: ChargeState
+    var bucketKey: String?
+    var durationLimit: Int
+    var durationSeconds: Int?
+    var endedReason: String?
+    var scheduleID: Int?
+    var createdAt: Date
+
+    var historyItem: CallHistoryItem? {
+        guard let callSid else { return nil }
+        return CallHistoryItem(
+            id: id, phoneNumber: phoneNumber, scenario: scenario, status: status.rawValue, createdAt: createdAt, callSid: callSid,
+            durationSeconds: durationSeconds, endedReason: endedReason, durationLimit: durationLimit
+        )
+    }
+}
+
+/// A new call to record.
+struct NewCall: Sendable {
+    var userID: String
+    var phoneNumber: String
+    var scenario: String
+    var durationLimit: Int
+    var scheduleID: Int?
+}
+
+/// What a status callback changed.
+struct CallStatusUpdate: Sendable, Equatable {
+    var applied: Bool
+    var refunded: Bool
+    var call: CallRecord?
+}
+
+extension ChorusStore {
+    /// Charges `bucket` and records the call in one transaction. `nil` when the bucket was emptied meanwhile.
+    func reserveCall(_ call: NewCall, bucket: QuotaBucket?, now: Date) async throws -> CallRecord? {
+        try await writeTransaction { tx in
+            if let bucket {
+                guard try await tx.takeCall(from: bucket, userID: call.userID, now: now) else { return nil }
+            }
+            let state: ChargeState = bucket == nil ? .free : .charged
+            let row = try await tx.sql.raw("""
+                INSERT INTO calls (user_id, phone_number, scenario, status, status_rank, bucket_key, charge_state, duration_limit,
+                  schedule_id, created_at, updated_at)
+                VALUES (\(bind: call.userID), \(bind: call.phoneNumber), \(bind: call.scenario), \(bind: CallStatus.initiated.rawValue), 0,
+                  \(bind: bucket?.key), \(bind: state.rawValue), \(bind: Int64(call.durationLimit)), \(bind: call.scheduleID.map(Int64.init)),
+                  \(bind: now.epochMillis), \(bind: now.epochMillis))
+                RETURNING id
+                """).first()
+            guard let row else { throw ChorusStoreError.missingRow("calls") }
+            return CallRecord(
+                id: try row.int("id"), userID: call.userID, callSid: nil, phoneNumber: call.phoneNumber, scenario: call.scenario,
+                status: .initiated, chargeState: state, bucketKey: bucket?.key, durationLimit: call.durationLimit, durationSeconds: nil,
+                endedReason: nil, scheduleID: call.scheduleID, createdAt: now
+            )
+        }
+    }
+
+    func attachSid(_ sid: String, toCall id: Int, now: Date) async throws {
+        try await sql.raw("""
+            UPDATE calls SET call_sid = \(bind: sid), updated_at = \(bind: now.epochMillis) WHERE id = \(bind: Int64(id)) AND call_sid IS NULL
+            """).run()
+    }
+
+    /// The provider refused to place the call: mark it failed and give the charge back, once. The call no longer
+    /// holds its schedule, so a retried scheduled call can be placed again.
+    func releaseCall(id: Int, now: Date) async throws {
+        try await writeTransaction { tx in
+            let row = try await tx.sql.raw("""
+                UPDATE calls SET status = \(bind: CallStatus.failed.rawValue), status_rank = 4,
+                  ended_reason = \(bind: EndedReason.failedToStart.rawValue), ended_at = \(bind: now.epochMillis),
+                  updated_at = \(bind: now.epochMillis), schedule_id = NULL,
+                  charge_state = CASE WHEN charge_state = 'charged' THEN 'released' ELSE charge_state END
+                WHERE id = \(bind: Int64(id)) AND status_rank < 4
+                RETURNING user_id, bucket_key, charge_state
+                """).first()
+            if let row, try row.string("charge_state") == ChargeState.released.rawValue, let key = try row.optionalString("bucket_key") {
+                try await tx.returnCall(toBucket: key, userID: try row.string("user_id"))
+            }
+        }
+    }
+
+    /// Applies a provider status report: statuses only move forward, so duplicates and late reports change nothing.
+    /// An unanswered end refunds the charge in the same transaction.
+    func applyCallStatus(
+        callID: Int?, callSid: String, status: CallStatus, durationSeconds: Int?, now: Date
+    ) async throws -> CallStatusUpdate {
+        try await writeTransaction { tx in
+            let selector: SQLQueryString = callID.map { "id = \(bind: Int64($0)) AND (call_sid IS NULL OR call_sid = \(bind: callSid))" }
+                ?? "call_sid = \(bind: callSid)"
+            guard let current = try await tx.sql.raw("SELECT * FROM calls WHERE \(selector)").first().map(Self.callRecord) else {
+                return CallStatusUpdate(applied: false, refunded: false, call: nil)
+            }
+            guard CallLifecycle.accepts(status, after: current.status) else {
+                return CallStatusUpdate(applied: false, refunded: false, call: current)
+            }
+            let duration = status.isTerminal ? max(0, durationSeconds ?? 0) : nil
+            let reason = CallLifecycle.endedReason(for: status, durationSeconds: duration ?? 0, durationLimit: current.durationLimit)
+            let refund = status.isUnanswered && current.chargeState == .charged
+            let newCharge = refund ? ChargeState.refunded : current.chargeState
+            let answered: SQLQueryString = status == .inProgress ? "answered_at = \(bind: now.epochMillis)," : ""
+            let ended: SQLQueryString = status.isTerminal ? "ended_at = \(bind: now.epochMillis)," : ""
+            let updated = try await tx.sql.raw("""
+                UPDATE calls SET status = \(bind: status.rawValue), status_rank = \(bind: Int64(status.rank)), \(answered) \(ended)
+                  call_sid = \(bind: callSid), duration_seconds = \(bind: duration.map(Int64.init)),
+                  ended_reason = \(bind: reason?.rawValue), charge_state = \(bind: newCharge.rawValue), updated_at = \(bind: now.epochMillis)
+                WHERE id = \(bind: Int64(current.id)) AND status_rank < \(bind: Int64(status.rank))
+                RETURNING id
+                """).first()
+            guard updated != nil else { return CallStatusUpdate(applied: false, refunded: false, call: current) }
+            if refund, let key = current.bucketKey {
+                try await tx.returnCall(toBucket: key, userID: current.userID)
+            }
+            var call = current
+            call.status = status
+            call.callSid = callSid
+            call.durationSeconds = duration
+            call.endedReason = reason?.rawValue
+            call.chargeState = newCharge
+            return CallStatusUpdate(applied: true, refunded: refund, call: call)
+        }
+    }
+
+    func call(id: Int) async throws -> CallRecord? {
+        try await sql.raw("SELECT * FROM calls WHERE id = \(bind: Int64(id))").first().map(Self.callRecord)
+    }
+
+    func call(sid: String, userID: String) async throws -> CallRecord? {
+        try await sql.raw("SELECT * FROM calls WHERE call_sid = \(bind: sid) AND user_id = \(bind: userID)").first().map(Self.callRecord)
+    }
+
+    func call(scheduleID: Int) async throws -> CallRecord? {
+        try await sql.raw("SELECT * FROM calls WHERE schedule_id = \(bind: Int64(scheduleID))").first().map(Self.callRecord)
+    }
+
+    /// The user's placed calls, newest first, and how many there are in all.
+    func callHistory(userID: String, limit: Int) async throws -> (calls: [CallRecord], total: Int) {
+        let rows = try await sql.raw("""
+            SELECT * FROM calls WHERE user_id = \(bind: userID) AND call_sid IS NOT NULL
+            ORDER BY created_at DESC, id DESC LIMIT \(bind: Int64(limit))
+            """).all()
+        let total = try await sql.raw("SELECT COUNT(*) AS total FROM calls WHERE user_id = \(bind: userID) AND call_sid IS NOT NULL")
+            .first()?.int("total") ?? 0
+        return (try rows.map(Self.callRecord), total)
+    }
+
+    static func callRecord(_ row: any SQLRow) throws -> CallRecord {
+        CallRecord(
+            id: try row.int("id"), userID: try row.string("user_id"), callSid: try row.optionalString("call_sid"),
+            phoneNumber: try row.string("phone_number"), scenario: try row.string("scenario"),
+            status: CallStatus(rawValue: try row.string("status")) ?? .failed,
+            chargeState: ChargeState(rawValue: try row.string("charge_state")) ?? .charged, bucketKey: try row.optionalString("bucket_key"),
+            durationLimit: try row.int("duration_limit"), durationSeconds: try row.optionalInt("duration_seconds"),
+            endedReason: try row.optionalString("ended_reason"), scheduleID: try row.optionalInt("schedule_id"),
+            createdAt: try row.date("created_at")
+        )
+    }
+}
+
+enum ChorusStoreError: Error {
+    case missingRow(String)
+}

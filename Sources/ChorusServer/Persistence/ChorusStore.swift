@@ -1,0 +1,67 @@
+import Foundation
+import Logging
+import SQLKit
+
+/// Access to the database for every repository: plain SQL through SQLKit, identical on SQLite and PostgreSQL.
+///
+/// Money paths never read-modify-write: they are single compare-and-set statements, or run inside
+/// ``writeTransaction(_:)``, which takes SQLite's write lock up front (`BEGIN IMMEDIATE`) so concurrent writers
+/// queue instead of failing with "database is locked".
+struct ChorusStore: Sendable {
+    enum Dialect: Sendable {
+        case sqlite
+        case postgres
+    }
+
+    let sql: any SQLDatabase
+    let dialect: Dialect
+
+    init(sql: any SQLDatabase) {
+        self.sql = sql
+        self.dialect = sql.dialect.name == "postgresql" ? .postgres : .sqlite
+    }
+
+    private init(sql: any SQLDatabase, dialect: Dialect) {
+        self.sql = sql
+        self.dialect = dialect
+    }
+
+    /// Runs `body` in one write transaction on one connection; rolls back on error.
+    func writeTransaction<R: Sendable>(_ body: @escaping @Sendable (ChorusStore) async throws -> R) async throws -> R {
+        let dialect = self.dialect
+        return try await sql.withSession { session in
+            try await session.raw(dialect == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN").run()
+            do {
+                let result = try await body(ChorusStore(sql: session, dialect: dialect))
+                try await session.raw("COMMIT").run()
+                return result
+            } catch {
+                try? await session.raw("ROLLBACK").run()
+                throw error
+            }
+        }
+    }
+
+    /// `SELECT 1`: the database answers.
+    func ping() async throws {
+        _ = try await sql.raw("SELECT 1 AS one").first()
+    }
+}
+
+extension Date {
+    /// Milliseconds since 1970, the storage format of every timestamp.
+    var epochMillis: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    init(epochMillis: Int64) {
+        self.init(timeIntervalSince1970: TimeInterval(epochMillis) / 1000)
+    }
+}
+
+extension SQLRow {
+    func int(_ column: String) throws -> Int { Int(try decode(column: column, as: Int64.self)) }
+    func optionalInt(_ column: String) throws -> Int? { try decode(column: column, as: Int64?.self).map(Int.init) }
+    func string(_ column: String) throws -> String { try decode(column: column, as: String.self) }
+    func optionalString(_ column: String) throws -> String? { try decode(column: column, as: String?.self) }
+    func date(_ column: String) throws -> Date { Date(epochMillis: try decode(column: column, as: Int64.self)) }
+    func optionalDate(_ column: String) throws -> Date? { try decode(column: column, as: Int64?.self).map(Date.init(epochMillis:)) }
+}

@@ -1,0 +1,67 @@
+import ChorusAPI
+import Foundation
+import SQLKit
+
+struct CustomScenarioRecord: Sendable, Equatable {
+    var id: Int
+    var userID: String
+    var name: String
+    var persona: String
+    var voice: String
+    var createdAt: Date
+
+    /// The id clients use: `custom_<n>`.
+    var publicID: String { CustomScenarioRecord.publicID(id) }
+
+    static func publicID(_ id: Int) -> String { "custom_\(id)" }
+
+    /// Parses `custom_<n>`.
+    static func rowID(fromPublicID text: String) -> Int? {
+        guard text.hasPrefix("custom_") else { return nil }
+        return Int(text.dropFirst("custom_".count))
+    }
+
+    var dto: CustomScenarioDTO { CustomScenarioDTO(id: publicID, name: name, persona: persona, voice: voice, createdAt: createdAt) }
+}
+
+extension ChorusStore {
+    /// Inserts the scenario unless the user already has `limit`. The count and the insert are one transaction
+    /// holding the user's row lock (PostgreSQL) or the write lock (SQLite), so concurrent creations cannot overshoot.
+    func createCustomScenario(userID: String, name: String, persona: String, voice: String, limit: Int, now: Date) async throws
+        -> CustomScenarioRecord?
+    {
+        try await writeTransaction { tx in
+            if tx.dialect == .postgres {
+                _ = try await tx.sql.raw("SELECT id FROM users WHERE id = \(bind: userID) FOR UPDATE").first()
+            }
+            let count = try await tx.sql.raw("SELECT COUNT(*) AS n FROM custom_scenarios WHERE user_id = \(bind: userID)").first()?.int("n") ?? 0
+            guard count < limit else { return nil }
+            guard let row = try await tx.sql.raw("""
+                INSERT INTO custom_scenarios (user_id, name, persona, voice, created_at)
+                VALUES (\(bind: userID), \(bind: name), \(bind: persona), \(bind: voice), \(bind: now.epochMillis)) RETURNING id
+                """).first()
+            else { throw ChorusStoreError.missingRow("custom_scenarios") }
+            return CustomScenarioRecord(id: try row.int("id"), userID: userID, name: name, persona: persona, voice: voice, createdAt: now)
+        }
+    }
+
+    func customScenarios(userID: String) async throws -> [CustomScenarioRecord] {
+        try await sql.raw("SELECT * FROM custom_scenarios WHERE user_id = \(bind: userID) ORDER BY id").all().map(Self.customScenarioRecord)
+    }
+
+    func customScenario(id: Int, userID: String) async throws -> CustomScenarioRecord? {
+        try await sql.raw("SELECT * FROM custom_scenarios WHERE id = \(bind: Int64(id)) AND user_id = \(bind: userID)")
+            .first().map(Self.customScenarioRecord)
+    }
+
+    func deleteCustomScenario(id: Int, userID: String) async throws -> Bool {
+        try await sql.raw("DELETE FROM custom_scenarios WHERE id = \(bind: Int64(id)) AND user_id = \(bind: userID) RETURNING id").first() != nil
+    }
+
+    static func customScenarioRecord(_ row: any SQLRow) throws -> CustomScenarioRecord {
+        CustomScenarioRecord(
+            id: try row.int("id"), userID: try row.string("user_id"), name: try row.string("name"), persona: try row.string("persona"),
+            voice: try row.string("voice"), createdAt: try row.date("created_at")
+        )
+    }
+}

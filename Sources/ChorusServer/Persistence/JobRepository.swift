@@ -1,0 +1,85 @@
+import Foundation
+import SQLKit
+
+/// Kinds of durable jobs.
+enum JobKind {
+    static let scheduledCall = "scheduled_call"
+}
+
+/// A job claimed by one worker for a lease.
+struct ClaimedJob: Sendable, Equatable {
+    var id: Int
+    var kind: String
+    var payload: String
+    var attempts: Int
+    var maxAttempts: Int
+}
+
+extension ChorusStore {
+    @discardableResult
+    func enqueueJob(kind: String, payload: String, runAt: Date, now: Date, maxAttempts: Int = 5) async throws -> Int {
+        guard let row = try await sql.raw("""
+            INSERT INTO jobs (kind, payload, status, run_at, attempts, max_attempts, created_at, updated_at)
+            VALUES (\(bind: kind), \(bind: payload), 'pending', \(bind: runAt.epochMillis), 0, \(bind: Int64(maxAttempts)),
+              \(bind: now.epochMillis), \(bind: now.epochMillis))
+            RETURNING id
+            """).first()
+        else { throw ChorusStoreError.missingRow("jobs") }
+        return try row.int("id")
+    }
+
+    /// Claims the next due job (or one whose lease expired) for `owner` until `leaseUntil`.
+    ///
+    /// One statement: on PostgreSQL the candidate row is locked with `FOR UPDATE SKIP LOCKED`, so instances never
+    /// wait on each other; on SQLite the statement runs under the database's single write lock. The status check in
+    /// the outer `WHERE` makes the claim a compare-and-set either way.
+    func claimJob(owner: String, now: Date, leaseUntil: Date) async throws -> ClaimedJob? {
+        let lock: SQLQueryString = dialect == .postgres ? "FOR UPDATE SKIP LOCKED" : ""
+        let due: SQLQueryString = """
+            ((status = 'pending' AND run_at <= \(bind: now.epochMillis)) OR (status = 'running' AND lease_until < \(bind: now.epochMillis)))
+            """
+        let row = try await sql.raw("""
+            UPDATE jobs SET status = 'running', lease_owner = \(bind: owner), lease_until = \(bind: leaseUntil.epochMillis),
+              attempts = attempts + 1, updated_at = \(bind: now.epochMillis)
+            WHERE id = (SELECT id FROM jobs WHERE \(due) ORDER BY run_at, id LIMIT 1 \(lock)) AND \(due)
+            RETURNING id, kind, payload, attempts, max_attempts
+            """).first()
+        guard let row else { return nil }
+        return ClaimedJob(
+            id: try row.int("id"), kind: try row.string("kind"), payload: try row.string("payload"), attempts: try row.int("attempts"),
+            maxAttempts: try row.int("max_attempts")
+        )
+    }
+
+    func completeJob(id: Int, owner: String, now: Date) async throws {
+        try await sql.raw("""
+            UPDATE jobs SET status = 'done', lease_owner = NULL, lease_until = NULL, updated_at = \(bind: now.epochMillis)
+            WHERE id = \(bind: Int64(id)) AND lease_owner = \(bind: owner) AND status = 'running'
+            """).run()
+    }
+
+    /// Puts the job back for a retry at `retryAt`, or marks it failed when it has no attempts left.
+    func failJob(id: Int, owner: String, error: String, retryAt: Date?, now: Date) async throws {
+        let status = retryAt == nil ? "failed" : "pending"
+        try await sql.raw("""
+            UPDATE jobs SET status = \(bind: status), run_at = COALESCE(\(bind: retryAt?.epochMillis), run_at), lease_owner = NULL,
+              lease_until = NULL, last_error = \(bind: String(error.prefix(500))), updated_at = \(bind: now.epochMillis)
+            WHERE id = \(bind: Int64(id)) AND lease_owner = \(bind: owner) AND status = 'running'
+            """).run()
+    }
+
+    func cancelJob(id: Int, now: Date) async throws {
+        try await sql.raw("""
+            UPDATE jobs SET status = 'cancelled', updated_at = \(bind: now.epochMillis) WHERE id = \(bind: Int64(id)) AND status = 'pending'
+            """).run()
+    }
+
+    /// Jobs per status, for health and operations.
+    func jobCounts() async throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for row in try await sql.raw("SELECT status, COUNT(*) AS n FROM jobs GROUP BY status").all() {
+            counts[try row.string("status")] = try row.int("n")
+        }
+        return counts
+    }
+}

@@ -1,0 +1,196 @@
+import FluentKit
+import SQLKit
+
+/// The schema, one migration per table group. Timestamps are stored as epoch milliseconds (BIGINT) so every
+/// comparison is dialect-neutral and exact; ids of user-facing rows are auto-increment integers (the contract's
+/// `id`/`schedule_id` are numbers), users are UUID strings.
+enum ChorusMigrations {
+    static let all: [any Migration] = [
+        CreateAccounts(),
+        CreateCalls(),
+        CreatePurchases(),
+        CreateJobs(),
+    ]
+}
+
+struct CreateAccounts: AsyncMigration {
+    func prepare(on database: any Database) async throws {
+        try await database.schema("users")
+            .field("id", .string, .identifier(auto: false))
+            .field("email", .string, .required)
+            .field("password_hash", .string, .required)
+            .field("app_type", .string, .required)
+            .field("created_at", .int64, .required)
+            .unique(on: "email")
+            .create()
+        try await database.schema("refresh_families")
+            .field("id", .string, .identifier(auto: false))
+            .field("user_id", .string, .required, .references("users", "id", onDelete: .cascade))
+            .field("created_at", .int64, .required)
+            .field("revoked_at", .int64)
+            .create()
+        try await database.schema("refresh_tokens")
+            .field("token_hash", .string, .identifier(auto: false))
+            .field("user_id", .string, .required, .references("users", "id", onDelete: .cascade))
+            .field("family_id", .string, .required, .references("refresh_families", "id", onDelete: .cascade))
+            .field("created_at", .int64, .required)
+            .field("expires_at", .int64, .required)
+            .field("used_at", .int64)
+            .create()
+        try await database.schema("quota_buckets")
+            .field("id", .int64, .identifier(auto: true))
+            .field("user_id", .string, .required, .references("users", "id", onDelete: .cascade))
+            .field("key", .string, .required)
+            .field("kind", .string, .required)
+            .field("period_start", .int64, .required)
+            .field("period_end", .int64, .required)
+            .field("capacity", .int64, .required)
+            .field("used", .int64, .required)
+            .unique(on: "user_id", "key")
+            .create()
+        try await database.schema("idempotency_keys")
+            .field("user_id", .string, .required)
+            .field("key", .string, .required)
+            .field("fingerprint", .string, .required)
+            .field("state", .string, .required)
+            .field("status_code", .int64)
+            .field("body", .string)
+            .field("created_at", .int64, .required)
+            .compositeIdentifier(over: "user_id", "key")
+            .create()
+        let sql = database as! any SQLDatabase
+        try await sql.create(index: "refresh_tokens_family").on("refresh_tokens").column("family_id").run()
+    }
+
+    func revert(on database: any Database) async throws {
+        for table in ["idempotency_keys", "quota_buckets", "refresh_tokens", "refresh_families", "users"] {
+            try await database.schema(table).delete()
+        }
+    }
+}
+
+struct CreateCalls: AsyncMigration {
+    func prepare(on database: any Database) async throws {
+        try await database.schema("custom_scenarios")
+            .field("id", .int64, .identifier(auto: true))
+            .field("user_id", .string, .required, .references("users", "id", onDelete: .cascade))
+            .field("name", .string, .required)
+            .field("persona", .string, .required)
+            .field("voice", .string, .required)
+            .field("created_at", .int64, .required)
+            .create()
+        try await database.schema("calls")
+            .field("id", .int64, .identifier(auto: true))
+            .field("user_id", .string, .required, .references("users", "id", onDelete: .cascade))
+            .field("call_sid", .string)
+            .field("phone_number", .string, .required)
+            .field("scenario", .string, .required)
+            .field("status", .string, .required)
+            .field("status_rank", .int64, .required)
+            .field("bucket_key", .string)
+            .field("charge_state", .string, .required)
+            .field("duration_limit", .int64, .required)
+            .field("duration_seconds", .int64)
+            .field("ended_reason", .string)
+            .field("schedule_id", .int64)
+            .field("created_at", .int64, .required)
+            .field("updated_at", .int64, .required)
+            .field("answered_at", .int64)
+            .field("ended_at", .int64)
+            .unique(on: "call_sid")
+            .unique(on: "schedule_id")
+            .create()
+        try await database.schema("scheduled_calls")
+            .field("id", .int64, .identifier(auto: true))
+            .field("user_id", .string, .required, .references("users", "id", onDelete: .cascade))
+            .field("phone_number", .string, .required)
+            .field("scenario", .string, .required)
+            .field("scheduled_time", .int64, .required)
+            .field("status", .string, .required)
+            .field("job_id", .int64)
+            .field("call_id", .int64)
+            .field("failure_reason", .string)
+            .field("created_at", .int64, .required)
+            .create()
+        let sql = database as! any SQLDatabase
+        try await sql.create(index: "calls_user_created").on("calls").column("user_id").column("created_at").run()
+        try await sql.create(index: "custom_scenarios_user").on("custom_scenarios").column("user_id").run()
+        try await sql.create(index: "scheduled_calls_user").on("scheduled_calls").column("user_id").column("scheduled_time").run()
+    }
+
+    func revert(on database: any Database) async throws {
+        for table in ["scheduled_calls", "calls", "custom_scenarios"] {
+            try await database.schema(table).delete()
+        }
+    }
+}
+
+struct CreatePurchases: AsyncMigration {
+    func prepare(on database: any Database) async throws {
+        try await database.schema("subscriptions")
+            .field("user_id", .string, .identifier(auto: false), .references("users", "id", onDelete: .cascade))
+            .field("tier", .string, .required)
+            .field("product_id", .string, .required)
+            .field("status", .string, .required)
+            .field("anchor", .int64, .required)
+            .field("expires_at", .int64, .required)
+            .field("original_transaction_id", .string, .required)
+            .field("latest_transaction_id", .string, .required)
+            .field("environment", .string, .required)
+            .field("updated_at", .int64, .required)
+            .create()
+        try await database.schema("app_store_transactions")
+            .field("transaction_id", .string, .identifier(auto: false))
+            .field("user_id", .string, .required, .references("users", "id", onDelete: .cascade))
+            .field("product_id", .string, .required)
+            .field("original_transaction_id", .string, .required)
+            .field("purchase_date", .int64, .required)
+            .field("expires_date", .int64)
+            .field("environment", .string, .required)
+            .field("revoked_at", .int64)
+            .field("created_at", .int64, .required)
+            .create()
+        try await database.schema("app_store_notifications")
+            .field("notification_uuid", .string, .identifier(auto: false))
+            .field("notification_type", .string, .required)
+            .field("subtype", .string)
+            .field("original_transaction_id", .string)
+            .field("outcome", .string, .required)
+            .field("received_at", .int64, .required)
+            .create()
+        let sql = database as! any SQLDatabase
+        try await sql.create(index: "subscriptions_original").on("subscriptions").column("original_transaction_id").run()
+        try await sql.create(index: "transactions_original").on("app_store_transactions").column("original_transaction_id").run()
+    }
+
+    func revert(on database: any Database) async throws {
+        for table in ["app_store_notifications", "app_store_transactions", "subscriptions"] {
+            try await database.schema(table).delete()
+        }
+    }
+}
+
+struct CreateJobs: AsyncMigration {
+    func prepare(on database: any Database) async throws {
+        try await database.schema("jobs")
+            .field("id", .int64, .identifier(auto: true))
+            .field("kind", .string, .required)
+            .field("payload", .string, .required)
+            .field("status", .string, .required)
+            .field("run_at", .int64, .required)
+            .field("attempts", .int64, .required)
+            .field("max_attempts", .int64, .required)
+            .field("lease_owner", .string)
+            .field("lease_until", .int64)
+            .field("last_error", .string)
+            .field("created_at", .int64, .required)
+            .field("updated_at", .int64, .required)
+            .create()
+        let sql = database as! any SQLDatabase
+        try await sql.create(index: "jobs_due").on("jobs").column("status").column("run_at").run()
+    }
+
+    func revert(on database: any Database) async throws {
+        try await database.schema("jobs").delete()
+    }
+}

@@ -1,0 +1,2 @@
+import ChorusServer
+print("bench")

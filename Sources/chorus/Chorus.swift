@@ -1,0 +1,87 @@
+import ArgumentParser
+import ChorusServer
+import Foundation
+import Logging
+import Vapor
+
+@main
+struct Chorus: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chorus",
+        abstract: "The Chorus server: AI phone calls, voice messages and stories for iOS apps.",
+        subcommands: [Serve.self, Migrate.self],
+        defaultSubcommand: Serve.self
+    )
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run migrations and serve the API.",
+        discussion: """
+            Configuration comes from CHORUS_* environment variables (see docs/configuration.md): \
+            \(ChorusConfiguration.documentedKeys.joined(separator: ", ")).
+            """
+    )
+
+    @Option(help: "The address to listen on (default 127.0.0.1, or CHORUS_HOSTNAME).")
+    var hostname: String?
+
+    @Option(help: "The port to listen on (default 5050, or CHORUS_PORT).")
+    var port: Int?
+
+    func run() async throws {
+        let configuration = try loadConfiguration(hostname: hostname, port: port)
+        let problems = configuration.startupProblems()
+        guard problems.isEmpty else {
+            for problem in problems { FileHandle.standardError.write(Data("chorus: \(problem)\n".utf8)) }
+            throw ExitCode(78)  // EX_CONFIG
+        }
+        let app = try await makeApplication(configuration)
+        do {
+            try await ChorusApp.configure(app, configuration: configuration)
+            app.logger.notice("Chorus listening", metadata: [
+                "address": .string("http://\(configuration.hostname):\(configuration.port)"),
+                "public_url": .string(configuration.publicURL.absoluteString), "environment": .string(configuration.environment.rawValue),
+                "database": .string(configuration.database.kind),
+            ])
+            try await app.execute()
+        } catch {
+            try? await app.asyncShutdown()
+            throw error
+        }
+        try await app.asyncShutdown()
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the database migrations and exit.")
+
+    func run() async throws {
+        let configuration = try loadConfiguration(hostname: nil, port: nil)
+        let app = try await makeApplication(configuration)
+        do {
+            try await ChorusApp.migrate(app, configuration: configuration)
+            app.logger.notice("migrations complete", metadata: ["database": .string(configuration.database.kind)])
+        } catch {
+            try? await app.asyncShutdown()
+            throw error
+        }
+        try await app.asyncShutdown()
+    }
+}
+
+private func loadConfiguration(hostname: String?, port: Int?) throws -> ChorusConfiguration {
+    do {
+        return try ChorusConfiguration.load(from: ProcessInfo.processInfo.environment, hostname: hostname, port: port)
+    } catch let error as ConfigurationError {
+        for problem in error.problems { FileHandle.standardError.write(Data("chorus: \(problem)\n".utf8)) }
+        throw ExitCode(78)
+    }
+}
+
+private func makeApplication(_ configuration: ChorusConfiguration) async throws -> Application {
+    ChorusLogging.bootstrap(configuration)
+    // Vapor's own command line is not used: `serve` with the address from our configuration.
+    let environment = Vapor.Environment(name: configuration.environment.rawValue, arguments: ["chorus", "serve"])
+    return try await Application.make(environment)
+}
