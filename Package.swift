@@ -26,7 +26,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // Wire types shared by the server and the SDK. Foundation only.
@@ -110,8 +109,9 @@ let package = Package(
         .testTarget(
             name: "ChorusServerTests",
             dependencies: [
-                "ChorusServer", "ChorusSandbox",
+                "ChorusServer", "ChorusSandbox", "ChorusAPI",
                 .product(name: "VaporTesting", package: "vapor"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: swiftSettings
         ),

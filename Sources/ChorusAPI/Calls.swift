@@ -16,6 +16,13 @@ public struct MakeCallRequest: Codable, Sendable, Equatable {
         case phoneNumber = "phone_number"
         case scenario
     }
+
+    /// `scenario` may be left out: it defaults to `default`, as in the original API.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        phoneNumber = try container.decode(String.self, forKey: .phoneNumber)
+        scenario = try container.decodeIfPresent(String.self, forKey: .scenario) ?? "default"
+    }
 }
 
 /// The remaining allowance after a call was placed.
@@ -80,6 +87,14 @@ public struct ScheduleCallRequest: Codable, Sendable, Equatable {
         case phoneNumber = "phone_number"
         case scenario
         case scheduledTime = "scheduled_time"
+    }
+
+    /// `scenario` defaults to `default` and `scheduled_time` to one minute from now when left out.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        phoneNumber = try container.decode(String.self, forKey: .phoneNumber)
+        scenario = try container.decodeIfPresent(String.self, forKey: .scenario) ?? "default"
+        scheduledTime = try container.decodeIfPresent(Date.self, forKey: .scheduledTime)
     }
 }
 

@@ -97,6 +97,14 @@ public struct UpgradeSubscriptionRequest: Codable, Sendable, Equatable {
         case isSandbox = "is_sandbox"
         case subscriptionTier = "subscription_tier"
     }
+
+    /// `subscription_tier` defaults to `mobile_weekly`, as in the original API.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        receiptData = try container.decode(String.self, forKey: .receiptData)
+        isSandbox = try container.decodeIfPresent(Bool.self, forKey: .isSandbox)
+        subscriptionTier = try container.decodeIfPresent(String.self, forKey: .subscriptionTier) ?? "mobile_weekly"
+    }
 }
 
 /// The `usage_stats` of the legacy upgrade answer.

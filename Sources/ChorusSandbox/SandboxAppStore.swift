@@ -252,7 +252,7 @@ public final class SandboxAppStore: Sendable {
     // MARK: - Signing
 
     private func sign(_ payload: some JWTPayload) async throws -> String {
-        let keys = await JWTKeyCollection().add(hmac: HMACKey(from: signingKey), digestAlgorithm: .sha256)
+        let keys = await JWTKeyCollection().add(hmac: AppStoreSigningKey.hmacKey(signingKey), digestAlgorithm: .sha256)
         return try await keys.sign(payload)
     }
 
@@ -319,6 +319,14 @@ public struct SandboxTransaction: Sendable, Equatable {
     public let signedTransaction: String
     /// The legacy receipt stand-in: base64 JSON `{"signed_transactions": [...]}` of the subscription's transactions.
     public let receiptData: String
+}
+
+/// The HS256 key shared by ``SandboxAppStore`` and ``SandboxPurchaseVerifier``: SHA-256 of the configured
+/// secret, so any secret yields a full-length (32-byte) key.
+enum AppStoreSigningKey {
+    static func hmacKey(_ secret: String) -> HMACKey {
+        HMACKey(key: SymmetricKey(data: SHA256.hash(data: Data(secret.utf8))))
+    }
 }
 
 /// App Store dates: integer milliseconds since 1970.

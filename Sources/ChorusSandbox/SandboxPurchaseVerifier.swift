@@ -96,7 +96,7 @@ public struct SandboxPurchaseVerifier: PurchaseVerifier {
         guard header.alg == "HS256" else {
             throw PurchaseVerificationError.invalidSignature("Unexpected JWS algorithm \(header.alg ?? "none").")
         }
-        let keys = await JWTKeyCollection().add(hmac: HMACKey(from: signingKey), digestAlgorithm: .sha256)
+        let keys = await JWTKeyCollection().add(hmac: AppStoreSigningKey.hmacKey(signingKey), digestAlgorithm: .sha256)
         do {
             return try await keys.verify(jws, as: Payload.self)
         } catch let error as JWTError {

@@ -33,6 +33,8 @@ public enum ChorusApp {
         app.routes.defaultMaxBodySize = ByteCount(value: configuration.maxBodySize)
         app.routes.caseInsensitive = false
         try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
+        // Blocking work (SQLite statements, bcrypt) gets its own pool instead of the process-wide one of 2 threads.
+        app.threadPool = NIOThreadPool(numberOfThreads: max(8, System.coreCount * 4))
 
         try configureDatabase(app, configuration)
         app.migrations.add(ChorusMigrations.all)
@@ -55,6 +57,7 @@ public enum ChorusApp {
         let appStore = SandboxAppStore(signingKey: sandboxSigningKey, bundleID: configuration.appleBundleID, now: options.clock)
         let purchases = SandboxPurchaseVerifier(signingKey: sandboxSigningKey, bundleID: configuration.appleBundleID)
         let httpClient = app.http.client.shared
+        let sandboxAccountSID = "AC" + randomHex(32)
         if let twilio = configuration.twilio {
             telephony = TwilioRESTClient(
                 accountSID: twilio.accountSID, authToken: twilio.authToken, baseURL: twilio.apiBaseURL, httpClient: httpClient,
@@ -62,31 +65,33 @@ public enum ChorusApp {
             )
             fromNumber = twilio.fromNumber
             twilioToken = twilio.authToken
-            let sandbox = SandboxServices(
-                twilio: SandboxTwilio(accountSID: "AC" + randomHex(32), authToken: randomHex(32), httpClient: httpClient), appStore: appStore
-            )
-            sandbox.register(on: app.grouped("sandbox"))
         } else {
             providerNames["telephony"] = "sandbox"
-            let accountSID = "AC" + randomHex(32)
+            let host = configuration.hostname == "0.0.0.0" || configuration.hostname == "::" ? "127.0.0.1" : configuration.hostname
             twilioToken = randomHex(32)
+            telephony = TwilioRESTClient(
+                accountSID: sandboxAccountSID, authToken: twilioToken,
+                baseURL: URL(string: "http://\(host):\(configuration.port)/sandbox")!, httpClient: httpClient, logger: app.logger
+            )
+            fromNumber = "+15005550006"
+        }
+        // The emulators are mounted under /sandbox outside production: the App Store emulator signs what the sandbox
+        // purchase verifier accepts, and the Twilio emulator serves calls when no Twilio account is configured.
+        if !configuration.isProduction {
             let timing = SandboxTwilio.Timing(
                 ringDelay: .milliseconds(Int(configuration.sandboxTiming.ringSeconds * 1000)),
                 talkDuration: .milliseconds(Int(configuration.sandboxTiming.talkSeconds * 1000)),
                 timeScale: options.sandboxTimeScale
             )
             let sandbox = SandboxServices(
-                twilio: SandboxTwilio(accountSID: accountSID, authToken: twilioToken, httpClient: httpClient, timing: timing, logger: app.logger),
+                twilio: SandboxTwilio(
+                    accountSID: sandboxAccountSID, authToken: configuration.twilio == nil ? twilioToken : randomHex(32), httpClient: httpClient,
+                    timing: timing, logger: app.logger
+                ),
                 appStore: appStore
             )
             sandbox.register(on: app.grouped("sandbox"))
             app.lifecycle.use(SandboxShutdown(services: sandbox))
-            let host = configuration.hostname == "0.0.0.0" || configuration.hostname == "::" ? "127.0.0.1" : configuration.hostname
-            telephony = TwilioRESTClient(
-                accountSID: accountSID, authToken: twilioToken, baseURL: URL(string: "http://\(host):\(configuration.port)/sandbox")!,
-                httpClient: httpClient, logger: app.logger
-            )
-            fromNumber = "+15005550006"
         }
 
         let services = ChorusServices(

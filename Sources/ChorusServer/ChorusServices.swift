@@ -23,6 +23,8 @@ struct ChorusServices: Sendable {
     /// The time source; tests substitute a clock they control.
     let clock: @Sendable () -> Date
     let providerNames: [String: String]
+    /// One SQLite write transaction at a time in this process.
+    let writeGate = WriteGate()
 
     func now() -> Date { clock() }
 
@@ -54,7 +56,7 @@ extension Application {
 
 extension Request {
     /// The database, for this request's event loop.
-    var store: ChorusStore { ChorusStore(sql: db as! any SQLDatabase) }
+    var store: ChorusStore { ChorusStore(sql: db as! any SQLDatabase, writeGate: application.chorus.writeGate) }
 
     /// Decodes a JSON body with the contract's date format; failures become 422 with field errors.
     func decodeJSON<T: Decodable>(_ type: T.Type) throws -> T {

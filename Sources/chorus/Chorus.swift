@@ -23,10 +23,10 @@ struct Serve: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The address to listen on (default 127.0.0.1, or CHORUS_HOSTNAME).")
+    @ArgumentParser.Option(help: "The address to listen on (default 127.0.0.1, or CHORUS_HOSTNAME).")
     var hostname: String?
 
-    @Option(help: "The port to listen on (default 5050, or CHORUS_PORT).")
+    @ArgumentParser.Option(help: "The port to listen on (default 5050, or CHORUS_PORT).")
     var port: Int?
 
     func run() async throws {

@@ -153,7 +153,7 @@ struct SandboxAppStoreTests {
 
     @Test func controlEndpointsIssuePurchasesAndNotifications() async throws {
         let services = SandboxServices(
-            twilio: SandboxTwilio(accountSID: "AC1", authToken: "t", httpClient: .shared),
+            twilio: SandboxTwilio(accountSID: "AC1", authToken: "sandbox-token-for-app-store-tests", httpClient: .shared),
             appStore: SandboxAppStore(signingKey: Self.key, bundleID: Self.bundleID)
         )
         try await withApp(configure: { app in services.register(on: app.grouped("sandbox")) }) { app in

@@ -159,6 +159,11 @@ struct SandboxTwilioTests {
             #expect(callbacks.last?.value("CallDuration") == "5")
             #expect(callbacks.first?.value("CallDuration") == nil)
 
+            // The sandbox records a delivery once the receiver has answered it.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while (harness.services.twilio.call(sid: placed.sid)?.callbacks.count ?? 0) < 4, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
             let record = try #require(harness.services.twilio.call(sid: placed.sid))
             #expect(record.status == "completed")
             #expect(record.duration == 5)

@@ -12,7 +12,7 @@ public enum PlanTier: String, Sendable, Codable, CaseIterable {
     public init?(wireName: String) {
         switch wireName {
         case "mobile_basic", "mobile_weekly", "basic": self = .basic
-        case "mobile_premium", "mobile_monthly", "premium": self = .premium
+        case "mobile_premium", "premium": self = .premium
         default: return nil
         }
     }

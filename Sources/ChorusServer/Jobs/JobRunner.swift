@@ -34,7 +34,7 @@ final class JobRunner: LifecycleHandler, Sendable {
     }
 
     func didBootAsync(_ application: Application) async throws {
-        let store = ChorusStore(sql: application.db as! any SQLDatabase)
+        let store = ChorusStore(sql: application.db as! any SQLDatabase, writeGate: application.chorus.writeGate)
         let loop = Task { [self] in
             while !Task.isCancelled {
                 do {

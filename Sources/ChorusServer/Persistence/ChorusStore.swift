@@ -15,32 +15,46 @@ struct ChorusStore: Sendable {
 
     let sql: any SQLDatabase
     let dialect: Dialect
+    /// Serialises write transactions in this process (used on SQLite only).
+    let writeGate: WriteGate
 
-    init(sql: any SQLDatabase) {
+    init(sql: any SQLDatabase, writeGate: WriteGate) {
         self.sql = sql
         self.dialect = sql.dialect.name == "postgresql" ? .postgres : .sqlite
+        self.writeGate = writeGate
     }
 
-    private init(sql: any SQLDatabase, dialect: Dialect) {
+    private init(sql: any SQLDatabase, dialect: Dialect, writeGate: WriteGate) {
         self.sql = sql
         self.dialect = dialect
+        self.writeGate = writeGate
     }
 
-    /// Runs `body` in one write transaction on one connection; rolls back on error.
+    /// Runs `body` in one write transaction on one connection; rolls back on error. Nested calls join the
+    /// transaction they run in.
     func writeTransaction<R: Sendable>(_ body: @escaping @Sendable (ChorusStore) async throws -> R) async throws -> R {
+        if inTransaction { return try await body(self) }
         let dialect = self.dialect
-        return try await sql.withSession { session in
-            try await session.raw(dialect == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN").run()
-            do {
-                let result = try await body(ChorusStore(sql: session, dialect: dialect))
-                try await session.raw("COMMIT").run()
-                return result
-            } catch {
-                try? await session.raw("ROLLBACK").run()
-                throw error
+        let gate = writeGate
+        let run = {
+            try await self.sql.withSession { session in
+                try await session.raw(dialect == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN").run()
+                do {
+                    var store = ChorusStore(sql: session, dialect: dialect, writeGate: gate)
+                    store.inTransaction = true
+                    let result = try await body(store)
+                    try await session.raw("COMMIT").run()
+                    return result
+                } catch {
+                    try? await session.raw("ROLLBACK").run()
+                    throw error
+                }
             }
         }
+        return dialect == .sqlite ? try await gate.withPermit(run) : try await run()
     }
+
+    private var inTransaction = false
 
     /// `SELECT 1`: the database answers.
     func ping() async throws {

@@ -20,7 +20,7 @@ enum TestDatabase: String, CaseIterable, Sendable, CustomTestStringConvertible {
         if ProcessInfo.processInfo.environment["CI"] == "true", ProcessInfo.processInfo.environment["CHORUS_TEST_POSTGRES_URL"] == nil {
             Issue.record("CI=true but CHORUS_TEST_POSTGRES_URL is not set: run the suite through ./scripts/test")
         }
-        let name = "chorus_test_\(UUID().uuidString.prefix(12).lowercased())"
+        let name = "chorus_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased())"
         switch self {
         case .sqlite:
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(name)

@@ -164,6 +164,15 @@ extension ChorusApp.Options {
     }
 }
 
+extension ChorusApp.Options {
+    /// Simulated calls at 1/50 of real time: a 30 s ring timeout passes in 0.6 s.
+    static var fastCalls: ChorusApp.Options {
+        var options = ChorusApp.Options.testing()
+        options.sandboxTimeScale = 0.02
+        return options
+    }
+}
+
 private struct AnyEncodable: Encodable {
     let value: any Encodable
     init(_ value: any Encodable) { self.value = value }

@@ -85,7 +85,8 @@ struct CallsController: RouteCollection {
         let body = try req.decodeJSON(MakeCallRequest.self)
         try Self.validate(phoneNumber: body.phoneNumber, scenario: body.scenario)
         if let limit = services.configuration.rateLimits.calls { try services.checkRateLimit("calls:\(user.id)", limit) }
-        return try await IdempotentResponder(services: services, store: req.store).respond(req, userID: user.id) {
+        let fingerprint = "make-call\n\(body.phoneNumber)\n\(body.scenario)"
+        return try await IdempotentResponder(services: services, store: req.store).respond(req, userID: user.id, fingerprint: fingerprint) {
             try await placeCall(req, userID: user.id, body: body, free: false)
         }
     }
@@ -216,19 +217,18 @@ struct IdempotentResponder {
     let services: ChorusServices
     let store: ChorusStore
 
-    func respond(_ req: Request, userID: String, work: () async throws -> Response) async throws -> Response {
+    /// - Parameter request: what the request asks for, semantically (a repeated key must repeat it).
+    func respond(_ req: Request, userID: String, fingerprint request: String, work: () async throws -> Response) async throws -> Response {
         guard let key = req.headers.first(name: "Idempotency-Key") else { return try await work() }
         guard (1...255).contains(key.utf8.count) else { throw APIError.invalid("Idempotency-Key", "Must be 1 to 255 characters") }
-        let body = req.body.data.map { Data($0.readableBytesView) } ?? Data()
-        let fingerprint = SHA256.hash(data: Data("\(req.method.rawValue) \(req.url.path)\n".utf8) + body)
-            .map { String(format: "%02x", $0) }.joined()
+        let fingerprint = SHA256.hash(data: Data(request.utf8)).map { String(format: "%02x", $0) }.joined()
         switch try await store.claimIdempotencyKey(userID: userID, key: key, fingerprint: fingerprint, now: services.now(), ttl: Self.lifetime) {
         case .claimed:
             break
         case .inProgress:
             throw APIError.detail(.conflict, "A request with this Idempotency-Key is still in progress")
         case .mismatch:
-            throw APIError.detail(.unprocessableEntity, "This Idempotency-Key was already used for a different request")
+            throw APIError.invalid("Idempotency-Key", "This key was already used for a different request")
         case .completed(let status, let stored):
             var headers = HTTPHeaders()
             headers.replaceOrAdd(name: .contentType, value: "application/json; charset=utf-8")

@@ -1,0 +1,126 @@
+import ChorusAPI
+import Foundation
+import Testing
+import Vapor
+
+@testable import ChorusServer
+
+@Suite("System")
+struct SystemTests {
+    @Test("health, request ids, security headers, error bodies, body limits", arguments: TestDatabase.all)
+    func conventions(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database) { server in
+            let health = try await server.request(.GET, "/health")
+            #expect(health.status == 200)
+            let body = try health.decode(HealthResponse.self)
+            #expect(body.status == "ok" && body.database == "\(database.rawValue):ok" && body.providers["telephony"] == "sandbox")
+            let id = try #require(health.headers.first(name: "X-Request-ID"))
+            #expect(!id.isEmpty)
+            #expect(health.headers.first(name: "X-Content-Type-Options") == "nosniff")
+            #expect(health.headers.first(name: "X-Frame-Options") == "DENY")
+            let echoed = try await server.request(.GET, "/health", headers: [("X-Request-ID", "client-abc-123")])
+            #expect(echoed.headers.first(name: "X-Request-ID") == "client-abc-123")
+            let hostile = try await server.request(.GET, "/health", headers: [("X-Request-ID", "bad id\" with spaces")])
+            #expect(hostile.headers.first(name: "X-Request-ID") != "bad id\" with spaces")
+
+            let missing = try await server.request(.GET, "/nope")
+            #expect(missing.status == 404)
+            #expect(missing.detail == "Not Found")
+            #expect(missing.headers.first(name: "X-Request-ID") != nil)
+
+            let token = try await server.register().accessToken
+            let huge = Data(#"{"phone_number":"+14155550100","scenario":""#.utf8) + Data(repeating: 0x61, count: 200_000) + Data(#""}"#.utf8)
+            let tooBig = try await server.request(.POST, "/mobile/make-call", token: token, body: huge, headers: [("Content-Type", "application/json")])
+            #expect(tooBig.status == 413)
+            #expect(tooBig.detail != nil)
+            #expect(try await server.usage(token).trialCallsUsed == 0)
+        }
+    }
+
+    @Test("the OpenAPI contract names exactly the registered routes", arguments: [TestDatabase.sqlite])
+    func contractMatchesRoutes(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database) { server in
+            let reply = try await server.request(.GET, "/openapi.json")
+            #expect(reply.status == 200)
+            let document = try #require(try JSONSerialization.jsonObject(with: reply.body) as? [String: Any])
+            #expect(document["openapi"] as? String == "3.1.0")
+            let paths = try #require(document["paths"] as? [String: [String: Any]])
+            var documented = Set<String>()
+            for (path, operations) in paths {
+                for method in operations.keys where ["get", "post", "put", "delete", "patch"].contains(method) {
+                    documented.insert("\(method.uppercased()) \(path)")
+                }
+            }
+            let registered = Set(server.app.routes.all.map { route in
+                "\(route.method.rawValue) /" + route.path.map { component -> String in
+                    switch component {
+                    case .constant(let text): text
+                    case .parameter(let name): "{\(name)}"
+                    case .anything: "*"
+                    case .catchall: "**"
+                    }
+                }.joined(separator: "/")
+            })
+            #expect(registered.subtracting(documented).sorted() == [], "routes missing from openapi.json")
+            #expect(documented.subtracting(registered).sorted() == [], "openapi.json names routes that do not exist")
+        }
+    }
+
+    @Test("production: development endpoints do not exist", arguments: [TestDatabase.sqlite])
+    func productionHidesTestEndpoints(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database, environment: ["CHORUS_ENVIRONMENT": "production"]) { server in
+            let token = try await server.register().accessToken
+            let call = MakeCallRequest(phoneNumber: "+14155550100", scenario: "default")
+            #expect(try await server.request(.POST, "/test/test-call", token: token, json: call).status == 404)
+            #expect(try await server.request(
+                .POST, "/test/bypass-rate-limit", token: token, json: BypassRateLimitRequest(endpoint: "/mobile/make-call", data: call)
+            ).status == 404)
+        }
+        try await TestServer.run(on: database) { server in
+            let token = try await server.register().accessToken
+            let call = MakeCallRequest(phoneNumber: "+14155550100", scenario: "default")
+            #expect(try await server.request(.POST, "/test/test-call", json: call).status == 401)
+            let free = try await server.request(.POST, "/test/test-call", token: token, json: call)
+            #expect(free.status == 200)
+            #expect(try await server.usage(token).trialCallsUsed == 0)
+            let bypass = try await server.request(
+                .POST, "/test/bypass-rate-limit", token: token, json: BypassRateLimitRequest(endpoint: "/mobile/make-call", data: call)
+            )
+            #expect(bypass.status == 200)
+            #expect(try await server.usage(token).trialCallsUsed == 1)
+        }
+    }
+
+    @Test("configuration: defaults, malformed values and production refusals")
+    func configuration() throws {
+        let cwd = URL(fileURLWithPath: "/srv/chorus")
+        let defaults = try ChorusConfiguration.load(from: [:], workingDirectory: cwd)
+        #expect(defaults.environment == .development && defaults.port == 5050 && defaults.hostname == "127.0.0.1")
+        #expect(defaults.database == .sqlite(path: "/srv/chorus/chorus.sqlite"))
+        #expect(defaults.publicURL.absoluteString == "http://127.0.0.1:5050")
+        #expect(defaults.dataDirectory.path == "/srv/chorus/data")
+        #expect(defaults.usesSandboxTelephony && defaults.startupProblems().isEmpty)
+        #expect(defaults.rateLimits == .standard)
+
+        let postgres = try ChorusConfiguration.load(
+            from: ["CHORUS_DATABASE_URL": "postgres://u:p@db/chorus", "CHORUS_RATE_LIMITS": "off", "CHORUS_BASIC_CALLS": "7"], workingDirectory: cwd
+        )
+        #expect(postgres.database == .postgres(url: "postgres://u:p@db/chorus"))
+        #expect(postgres.rateLimits == .off && postgres.plans.basic.callsPerCycle == 7)
+
+        #expect(throws: ConfigurationError.self) {
+            try ChorusConfiguration.load(from: ["CHORUS_PORT": "eighty", "CHORUS_ENVIRONMENT": "staging"], workingDirectory: cwd)
+        }
+        do {
+            _ = try ChorusConfiguration.load(from: ["CHORUS_PORT": "eighty", "CHORUS_TWILIO_ACCOUNT_SID": "AC1"], workingDirectory: cwd)
+        } catch let error as ConfigurationError {
+            #expect(error.problems.count == 2)
+        }
+
+        let production = try ChorusConfiguration.load(from: ["CHORUS_ENVIRONMENT": "production"], workingDirectory: cwd)
+        let problems = production.startupProblems()
+        #expect(problems.contains { $0.hasPrefix("CHORUS_JWT_SECRET is required") })
+        #expect(problems.contains { $0.hasPrefix("CHORUS_PUBLIC_URL is required") })
+        #expect(problems.contains { $0.hasPrefix("Telephony would use the sandbox") })
+    }
+}

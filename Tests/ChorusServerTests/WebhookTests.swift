@@ -1,0 +1,92 @@
+import ChorusAPI
+@testable import ChorusServer
+import Foundation
+import Testing
+
+@Suite("Twilio status callbacks")
+struct WebhookTests {
+    @Test("unanswered calls (busy, no-answer, failed) are refunded once", arguments: TestDatabase.all)
+    func refunds(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database, options: .fastCalls) { server in
+            let token = try await server.register().accessToken
+            let outcomes = [("+14155550301", "busy", "busy"), ("+14155550302", "no-answer", "no_answer"), ("+14155550303", "failed", "failed")]
+            for (number, behavior, reason) in outcomes {
+                try await server.setCallee(number, behavior: behavior)
+                let placed = try await server.makeCall(token, to: number).decode(MakeCallResponse.self)
+                let ended = try await server.waitForEnd(token, sid: placed.callSid)
+                #expect(ended.endedReason == reason)
+                #expect(ended.durationSeconds == 0)
+            }
+            let usage = try await server.usage(token)
+            #expect(usage.trialCallsRemaining == 3 && usage.trialCallsUsed == 0 && usage.callsMadeTotal == 0)
+            #expect(try await server.history(token).totalCalls == 3)
+        }
+    }
+
+    @Test("missing or bad signatures are refused with 403 and change nothing", arguments: TestDatabase.all)
+    func signatures(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database) { server in
+            let token = try await server.register().accessToken
+            try await server.setCallee("+14155550401", behavior: "answer", talkSeconds: 30)
+            let placed = try await server.makeCall(token, to: "+14155550401").decode(MakeCallResponse.self)
+            let form = "CallSid=\(placed.callSid)&CallStatus=busy&CallDuration=0"
+            let unsigned = try await server.request(.POST, "/call-end-webhook", form: form)
+            #expect(unsigned.status == 403)
+            #expect(unsigned.detail == "Invalid Twilio signature")
+            let forged = try await server.request(.POST, "/call-end-webhook", form: form, headers: [("X-Twilio-Signature", "bm90IGEgc2lnbmF0dXJl")])
+            #expect(forged.status == 403)
+            #expect(try await server.request(.POST, "/twilio/voice", form: form).status == 403)
+            let usage = try await server.usage(token)
+            #expect(usage.trialCallsUsed == 1)
+            let call = try await server.request(.GET, "/mobile/calls/\(placed.callSid)", token: token).decode(CallHistoryItem.self)
+            #expect(call.status != "busy" && call.endedReason == nil)
+        }
+    }
+
+    @Test("duplicate and out-of-order callbacks change nothing twice", arguments: TestDatabase.all)
+    func ordering(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database, options: .fastCalls) { server in
+            let token = try await server.register().accessToken
+            try await server.setCallee("+14155550501", behavior: "no-answer")
+            let placed = try await server.makeCall(token, to: "+14155550501").decode(MakeCallResponse.self)
+            let ended = try await server.waitForEnd(token, sid: placed.callSid)
+            #expect(ended.endedReason == "no_answer")
+            #expect(try await server.usage(token).trialCallsRemaining == 3)
+
+            // Replay Twilio's callbacks, correctly signed: the terminal one twice, then a late "ringing" and a
+            // contradicting "completed". Nothing changes and the refund is not given twice.
+            let callID = try await callID(server, token: token, sid: placed.callSid)
+            let url = server.configuration.publicURL.absoluteString + "/call-end-webhook?call_id=\(callID)"
+            let validator = server.app.chorus.twilioSignatures
+            for (status, duration) in [("no-answer", "0"), ("no-answer", "0"), ("ringing", "0"), ("completed", "42")] {
+                let params = [("CallSid", placed.callSid), ("CallStatus", status), ("CallDuration", duration)]
+                let reply = try await server.request(
+                    .POST, "/call-end-webhook?call_id=\(callID)", form: params.map { "\($0.0)=\($0.1)" }.joined(separator: "&"),
+                    headers: [("X-Twilio-Signature", validator.signature(url: url, parameters: params))]
+                )
+                #expect(reply.status == 204)
+            }
+            let after = try await server.request(.GET, "/mobile/calls/\(placed.callSid)", token: token).decode(CallHistoryItem.self)
+            #expect(after.status == "no-answer" && after.durationSeconds == 0 && after.endedReason == "no_answer")
+            let usage = try await server.usage(token)
+            #expect(usage.trialCallsRemaining == 3 && usage.trialCallsUsed == 0)
+        }
+    }
+
+    @Test("the duration limit ends long calls (TimeLimit)", arguments: [TestDatabase.sqlite])
+    func durationLimit(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database, options: .fastCalls) { server in
+            let token = try await server.register().accessToken
+            try await server.setCallee("+14155550601", behavior: "answer", talkSeconds: 600)
+            let placed = try await server.makeCall(token, to: "+14155550601").decode(MakeCallResponse.self)
+            let ended = try await server.waitForEnd(token, sid: placed.callSid)
+            #expect(ended.status == "completed")
+            #expect(ended.durationSeconds == 60)
+            #expect(ended.endedReason == "duration_limit")
+        }
+    }
+
+    private func callID(_ server: TestServer, token: String, sid: String) async throws -> Int {
+        try await server.request(.GET, "/mobile/calls/\(sid)", token: token).decode(CallHistoryItem.self).id
+    }
+}
