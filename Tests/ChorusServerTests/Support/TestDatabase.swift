@@ -10,14 +10,16 @@ enum TestDatabase: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 
-    static var all: [TestDatabase] {
-        if ProcessInfo.processInfo.environment["CHORUS_TEST_POSTGRES_URL"] != nil { return [.sqlite, .postgres] }
-        return [.sqlite]
+    static var all: [TestDatabase] { postgresAdminURL == nil ? [.sqlite] : [.sqlite, .postgres] }
+
+    static var postgresAdminURL: String? {
+        guard let url = ProcessInfo.processInfo.environment["CHORUS_TEST_POSTGRES_URL"], !url.isEmpty else { return nil }
+        return url
     }
 
     /// A fresh, empty database: a temporary SQLite file, or a new PostgreSQL database dropped by ``drop()``.
     func make() throws -> ProvisionedDatabase {
-        if ProcessInfo.processInfo.environment["CI"] == "true", ProcessInfo.processInfo.environment["CHORUS_TEST_POSTGRES_URL"] == nil {
+        if ProcessInfo.processInfo.environment["CI"] == "true", Self.postgresAdminURL == nil {
             Issue.record("CI=true but CHORUS_TEST_POSTGRES_URL is not set: run the suite through ./scripts/test")
         }
         let name = "chorus_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased())"
@@ -27,7 +29,7 @@ enum TestDatabase: String, CaseIterable, Sendable, CustomTestStringConvertible {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             return ProvisionedDatabase(url: directory.appendingPathComponent("chorus.sqlite").path, directory: directory, postgresName: nil)
         case .postgres:
-            let admin = ProcessInfo.processInfo.environment["CHORUS_TEST_POSTGRES_URL"]!
+            guard let admin = Self.postgresAdminURL else { throw TestSetupError(message: "CHORUS_TEST_POSTGRES_URL is not set") }
             try Self.psql(admin, "CREATE DATABASE \(name)")
             var components = URLComponents(string: admin)!
             components.path = "/\(name)"
@@ -67,7 +69,7 @@ struct ProvisionedDatabase: Sendable {
     var postgresName: String?
 
     func drop() {
-        if let postgresName, let admin = ProcessInfo.processInfo.environment["CHORUS_TEST_POSTGRES_URL"] {
+        if let postgresName, let admin = TestDatabase.postgresAdminURL {
             try? TestDatabase.psql(admin, "DROP DATABASE IF EXISTS \(postgresName) WITH (FORCE)")
         }
         try? FileManager.default.removeItem(at: directory)

@@ -42,8 +42,22 @@ final class TestServer: Sendable {
         await server.stop()
     }
 
-    /// Starts a server on an existing database (several servers may share one).
+    /// Starts a server on an existing database (several servers may share one). A port taken between choosing
+    /// and binding it is retried with another.
     static func start(database: ProvisionedDatabase, environment: [String: String] = [:], options: ChorusApp.Options = .testing()) async throws
+        -> TestServer
+    {
+        for attempt in 1...5 {
+            do {
+                return try await startOnce(database: database, environment: environment, options: options)
+            } catch let error as IOError where error.errnoCode == EADDRINUSE && attempt < 5 {
+                continue
+            }
+        }
+        throw TestSetupError(message: "no free port")
+    }
+
+    private static func startOnce(database: ProvisionedDatabase, environment: [String: String], options: ChorusApp.Options) async throws
         -> TestServer
     {
         let port = try freePort()
