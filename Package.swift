@@ -85,9 +85,10 @@ let package = Package(
         .executableTarget(
             name: "chorus-bench",
             dependencies: [
-                "ChorusServer",
+                "ChorusServer", "ChorusAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Vapor", package: "vapor"),
             ],
             swiftSettings: swiftSettings
         ),

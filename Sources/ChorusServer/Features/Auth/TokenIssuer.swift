@@ -44,6 +44,7 @@ struct TokenIssuer: Sendable {
     }
 
     func accessToken(userID: String, familyID: String, now: Date) async throws -> String {
+        let now = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))  // NumericDate in whole seconds
         let claims = AccessTokenClaims(
             sub: SubjectClaim(value: userID), exp: ExpirationClaim(value: now.addingTimeInterval(accessTokenLifetime)),
             iat: IssuedAtClaim(value: now), typ: AccessTokenClaims.accessType, sid: familyID

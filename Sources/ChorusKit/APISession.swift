@@ -1,0 +1,219 @@
+import ChorusAPI
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One API request, before the base URL and credentials are applied.
+struct APIRequest: Sendable {
+    enum Body: Sendable {
+        case json(Data)
+        case form(Data)
+    }
+
+    var method: String
+    var path: String
+    var query: [URLQueryItem] = []
+    var body: Body?
+    var headers: [String: String] = [:]
+    /// Whether the request carries the access token (and may refresh it once on 401).
+    var authenticated = true
+
+    static func get(_ path: String, query: [URLQueryItem] = []) -> APIRequest {
+        APIRequest(method: "GET", path: path, query: query)
+    }
+
+    static func post(_ path: String, json: some Encodable, authenticated: Bool = true) throws -> APIRequest {
+        let data: Data
+        do {
+            data = try ChorusJSON.makeEncoder().encode(json)
+        } catch {
+            throw ChorusError.decoding("Could not encode \(type(of: json)): \(error)")
+        }
+        return APIRequest(method: "POST", path: path, body: .json(data), authenticated: authenticated)
+    }
+
+    static func post(_ path: String) -> APIRequest {
+        APIRequest(method: "POST", path: path)
+    }
+}
+
+/// The machinery shared by the feature clients: builds requests, attaches the session, refreshes it once on 401,
+/// and turns answers into DTOs or ``ChorusError``s.
+final class APISession: Sendable {
+    let baseURL: URL
+    let transport: any HTTPTransport
+    let tokenStore: any TokenStore
+    private let refresher: TokenRefresher
+
+    init(baseURL: URL, tokenStore: any TokenStore, transport: any HTTPTransport) {
+        self.baseURL = baseURL
+        self.transport = transport
+        self.tokenStore = tokenStore
+        self.refresher = TokenRefresher(store: tokenStore)
+    }
+
+    /// Sends `request` and decodes a 2xx body as `Response`.
+    func send<Response: Decodable>(_ request: APIRequest, as _: Response.Type = Response.self) async throws -> Response {
+        let data = try await send(request)
+        do {
+            return try ChorusJSON.makeDecoder().decode(Response.self, from: data)
+        } catch {
+            throw ChorusError.decoding("\(request.method) \(request.path): could not decode \(Response.self): \(error)")
+        }
+    }
+
+    /// Sends `request` and returns a 2xx body; throws ``ChorusError`` for every other answer.
+    @discardableResult
+    func send(_ request: APIRequest) async throws -> Data {
+        guard request.authenticated else {
+            return try Self.check(try await perform(request, accessToken: nil))
+        }
+        guard let tokens = try await tokenStore.load() else { throw ChorusError.signedOut }
+        let first = try await perform(request, accessToken: tokens.accessToken)
+        guard first.response.statusCode == 401 else { return try Self.check(first) }
+
+        // The access token was refused (expired, or garbage): renew the session once, shared with every other
+        // request refused at the same time, and replay the identical request (same Idempotency-Key).
+        let renewed = try await refresher.tokens(replacing: tokens.accessToken) { try await self.refresh(with: $0) }
+        let second = try await perform(request, accessToken: renewed.accessToken)
+        if second.response.statusCode == 401 {
+            // A fresh token refused too: the account or session is gone.
+            try await tokenStore.clear(ifHolding: renewed)
+            throw ChorusError.signedOut
+        }
+        return try Self.check(second)
+    }
+
+    /// Forces a refresh now (joining one already in flight).
+    func refreshNow() async throws {
+        _ = try await refresher.tokens(replacing: nil) { try await self.refresh(with: $0) }
+    }
+
+    /// `POST /auth/refresh` with `tokens.refreshToken`. A refusal ends the session: the store is cleared and
+    /// ``ChorusError/signedOut`` thrown. Other failures (offline, 5xx) leave the session for a later attempt.
+    private func refresh(with tokens: StoredTokens) async throws -> StoredTokens {
+        let request = try APIRequest.post("/auth/refresh", json: RefreshRequest(refreshToken: tokens.refreshToken), authenticated: false)
+        let answer = try await perform(request, accessToken: nil)
+        if answer.response.statusCode == 401 {
+            try await tokenStore.clear(ifHolding: tokens)
+            throw ChorusError.signedOut
+        }
+        let pair: TokenResponse
+        do {
+            pair = try ChorusJSON.makeDecoder().decode(TokenResponse.self, from: try Self.check(answer))
+        } catch let error as ChorusError {
+            throw error
+        } catch {
+            throw ChorusError.decoding("POST /auth/refresh: could not decode TokenResponse: \(error)")
+        }
+        let renewed = StoredTokens(accessToken: pair.accessToken, refreshToken: pair.refreshToken)
+        // Only replace the session this refresh was for: a logout or another sign-in meanwhile wins.
+        guard try await tokenStore.load() == tokens else {
+            guard let current = try await tokenStore.load() else { throw ChorusError.signedOut }
+            return current
+        }
+        try await tokenStore.save(renewed)
+        return renewed
+    }
+
+    // MARK: Transport
+
+    private struct Answer {
+        var data: Data
+        var response: HTTPURLResponse
+    }
+
+    private func perform(_ request: APIRequest, accessToken: String?) async throws -> Answer {
+        let urlRequest = try makeURLRequest(request, accessToken: accessToken)
+        do {
+            let (data, response) = try await transport.send(urlRequest)
+            return Answer(data: data, response: response)
+        } catch let error as ChorusError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw ChorusError.network(error)
+        }
+    }
+
+    func makeURLRequest(_ request: APIRequest, accessToken: String?) throws -> URLRequest {
+        let relative = request.path.hasPrefix("/") ? String(request.path.dropFirst()) : request.path
+        var url = baseURL.appendingPathComponent(relative)
+        if !request.query.isEmpty {
+            guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+                throw ChorusError.network(URLError(.badURL))
+            }
+            components.queryItems = request.query
+            guard let withQuery = components.url else { throw ChorusError.network(URLError(.badURL)) }
+            url = withQuery
+        }
+        var urlRequest = URLRequest(url: url, timeoutInterval: 30)
+        urlRequest.httpMethod = request.method
+        urlRequest.setValue("application/json", forHTTPHeaderField: "Accept")
+        urlRequest.setValue("mobile", forHTTPHeaderField: "X-App-Type")
+        if let accessToken {
+            urlRequest.setValue("Bearer \(accessToken)", forHTTPHeaderField: "Authorization")
+        }
+        switch request.body {
+        case .json(let data):
+            urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            urlRequest.httpBody = data
+        case .form(let data):
+            urlRequest.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+            urlRequest.httpBody = data
+        case nil:
+            break
+        }
+        for (name, value) in request.headers {
+            urlRequest.setValue(value, forHTTPHeaderField: name)
+        }
+        return urlRequest
+    }
+
+    private static func check(_ answer: Answer) throws -> Data {
+        let status = answer.response.statusCode
+        guard (200..<300).contains(status) else {
+            throw ChorusError.from(status: status, body: answer.data, response: answer.response)
+        }
+        return answer.data
+    }
+}
+
+/// Makes concurrent refreshes single-flight: the first request refused with 401 starts one refresh, every other
+/// one refused meanwhile awaits the same task, and one refused with a token already replaced just uses the new one.
+actor TokenRefresher {
+    private let store: any TokenStore
+    private var inFlight: Task<StoredTokens, any Error>?
+
+    init(store: any TokenStore) {
+        self.store = store
+    }
+
+    /// Valid tokens to replace the refused `accessToken` (`nil`: refresh unconditionally).
+    ///
+    /// No `await` happens between checking and setting ``inFlight``, so actor reentrancy cannot start a second refresh.
+    func tokens(
+        replacing accessToken: String?, refresh: @escaping @Sendable (StoredTokens) async throws -> StoredTokens
+    ) async throws -> StoredTokens {
+        if let inFlight { return try await inFlight.value }
+        let store = self.store
+        let task = Task<StoredTokens, any Error> {
+            guard let current = try await store.load() else { throw ChorusError.signedOut }
+            if let accessToken, current.accessToken != accessToken { return current }  // already renewed
+            return try await refresh(current)
+        }
+        inFlight = task
+        defer { inFlight = nil }
+        return try await task.value
+    }
+}
+
+extension TokenStore {
+    /// Clears the store if it still holds `tokens` (a newer session is left alone).
+    func clear(ifHolding tokens: StoredTokens) async throws {
+        if try await load() == tokens { try await clear() }
+    }
+}

@@ -1,0 +1,73 @@
+import ChorusAPI
+import Foundation
+
+/// Accounts and sessions: `/auth/*`. Reached through ``ChorusClient/auth``.
+///
+/// Successful register and login store the session in the client's ``TokenStore``; the other clients then use it.
+public struct AuthClient: Sendable {
+    let session: APISession
+
+    /// Whether a session is stored. It may still turn out to be ended by the server on the next request.
+    public var isSignedIn: Bool {
+        get async { (try? await session.tokenStore.load()) != nil }
+    }
+
+    /// Creates an account and signs in to it.
+    ///
+    /// - Throws: ``ChorusError/validation(_:)`` for an invalid email or a password outside 8–128 characters;
+    ///   ``ChorusError/api(status:detail:)`` (400) when the email is already registered.
+    public func register(email: String, password: String) async throws {
+        let request = try APIRequest.post("/auth/register", json: RegisterRequest(email: email, password: password), authenticated: false)
+        try await signIn(with: request)
+    }
+
+    /// Signs in with email and password (sent as the OAuth2 password form `username=…&password=…`).
+    ///
+    /// - Throws: ``ChorusError/unauthorized`` when the email or password is wrong.
+    public func login(email: String, password: String) async throws {
+        let form = Self.formEncoded([("username", email), ("password", password)])
+        let request = APIRequest(method: "POST", path: "/auth/login", body: .form(form), authenticated: false)
+        try await signIn(with: request)
+    }
+
+    /// Renews the session now. Rarely needed: requests refresh by themselves when the access token is refused.
+    ///
+    /// - Throws: ``ChorusError/signedOut`` when there is no session or the server refuses the refresh token
+    ///   (the store is then cleared).
+    public func refresh() async throws {
+        try await session.refreshNow()
+    }
+
+    /// Signs out: the server revokes this session's refresh token, and the stored session is forgotten.
+    ///
+    /// The local session is forgotten even when the server cannot be told; the error is then rethrown, and may be
+    /// ignored (the refresh token will expire on its own). Signing out while signed out does nothing.
+    public func logout() async throws {
+        guard let tokens = try await session.tokenStore.load() else { return }
+        var failure: (any Error)?
+        do {
+            try await session.send(try APIRequest.post("/auth/logout", json: LogoutRequest(refreshToken: tokens.refreshToken)))
+        } catch ChorusError.signedOut {
+            // The server had already ended the session.
+        } catch {
+            failure = error
+        }
+        try await session.tokenStore.clear()
+        if let failure { throw failure }
+    }
+
+    private func signIn(with request: APIRequest) async throws {
+        let pair = try await session.send(request, as: TokenResponse.self)
+        try await session.tokenStore.save(StoredTokens(accessToken: pair.accessToken, refreshToken: pair.refreshToken))
+    }
+
+    /// `application/x-www-form-urlencoded`: every byte outside the unreserved set percent-encoded (so `+`, `&`, `=`,
+    /// `%` and spaces in an email or password reach the server intact).
+    static func formEncoded(_ fields: [(String, String)]) -> Data {
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        func encode(_ text: String) -> String {
+            text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+        }
+        return Data(fields.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&").utf8)
+    }
+}

@@ -1,0 +1,42 @@
+import ChorusAPI
+import Foundation
+
+/// The entry point of the Chorus SDK: one per app, shared freely between tasks.
+///
+/// ```swift
+/// let chorus = ChorusClient(environment: .production(url), tokenStore: FileTokenStore(fileURL: sessionFile))
+/// try await chorus.auth.login(email: email, password: password)
+/// let stats = try await chorus.calls.usageStats()
+/// let call = try await chorus.calls.makeCall(to: "+14155550123", scenario: "default")
+/// ```
+///
+/// Authentication is handled for you: every request carries the stored access token (and `X-App-Type: mobile`);
+/// when the server refuses it, the session is refreshed once — a single refresh shared by all requests refused at
+/// the same time — and the request replayed. If the server ends the session, the token store is cleared and the
+/// call throws ``ChorusError/signedOut``: show the sign-in screen.
+///
+/// Every method throws ``ChorusError`` (or `CancellationError` when its task is cancelled, or the token store's
+/// own error when it cannot be read or written).
+public final class ChorusClient: Sendable {
+    /// The server this client talks to.
+    public let environment: ChorusEnvironment
+    /// Register, sign in, refresh and sign out.
+    public let auth: AuthClient
+    /// Usage, plans, the catalog, placing calls and the call history.
+    public let calls: CallsClient
+
+    /// - Parameters:
+    ///   - environment: the server.
+    ///   - tokenStore: where the session is kept; the default forgets it when the process ends.
+    ///   - transport: how requests are sent; the default uses `URLSession.shared`.
+    public init(
+        environment: ChorusEnvironment,
+        tokenStore: any TokenStore = InMemoryTokenStore(),
+        transport: any HTTPTransport = URLSessionTransport()
+    ) {
+        self.environment = environment
+        let session = APISession(baseURL: environment.baseURL, tokenStore: tokenStore, transport: transport)
+        self.auth = AuthClient(session: session)
+        self.calls = CallsClient(session: session)
+    }
+}

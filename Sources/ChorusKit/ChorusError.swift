@@ -1,0 +1,114 @@
+import ChorusAPI
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Everything a ``ChorusClient`` call can fail with. Each case has a message fit to show the user
+/// (``errorDescription``); switch on the case to react (offer a plan, show the sign-in screen, retry later).
+public enum ChorusError: Error, LocalizedError {
+    /// 402: the user's allowance does not cover this. `detail.error` says why (e.g. `trial_exhausted`,
+    /// `weekly_limit_reached`) and `detail.upgradeOptions` what would help.
+    case paymentRequired(PaymentRequiredDetail)
+    /// 429: too many requests; retry after the given number of seconds when the server said.
+    case rateLimited(retryAfter: TimeInterval?)
+    /// 422: the request had invalid fields (e.g. `phone_number` not in E.164 form).
+    case validation([FieldError])
+    /// 401 to a request that carries credentials but no session, e.g. a login with a wrong email or password.
+    case unauthorized
+    /// There is no session, or the server ended it (refresh token expired, revoked or reused): the stored tokens
+    /// are gone and the user must sign in again.
+    case signedOut
+    /// 404: what was asked for does not exist (for this user).
+    case notFound
+    /// 5xx: the server failed. Quote `requestID` to support so they can find the request.
+    case server(status: Int, requestID: String?)
+    /// Any other refusal, with the server's explanation (e.g. 400 "Email already registered", 409).
+    case api(status: Int, detail: String)
+    /// No answer arrived: offline, timed out, DNS, TLS…
+    case network(any Error)
+    /// An answer arrived but could not be read (an incompatible server version or a proxy's page).
+    case decoding(String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .paymentRequired(let detail):
+            return detail.message
+        case .rateLimited(let retryAfter):
+            guard let retryAfter, retryAfter > 0 else { return "Too many requests. Please wait a moment and try again." }
+            let seconds = Int(retryAfter.rounded(.up))
+            return "Too many requests. Please try again in \(seconds) second\(seconds == 1 ? "" : "s")."
+        case .validation(let errors):
+            guard !errors.isEmpty else { return "Some of the information entered is not valid." }
+            return errors.map { "\(Self.label(forField: $0.field)): \($0.message)" }.joined(separator: "\n")
+        case .unauthorized:
+            return "The email or password is incorrect."
+        case .signedOut:
+            return "Your session has ended. Please sign in again."
+        case .notFound:
+            return "This item could not be found."
+        case .server(_, let requestID):
+            let base = "Something went wrong on our side. Please try again later."
+            return requestID.map { "\(base) (Request ID: \($0))" } ?? base
+        case .api(_, let detail):
+            return detail
+        case .network(let error):
+            if let urlError = error as? URLError, urlError.code == .timedOut {
+                return "The request timed out. Check your internet connection and try again."
+            }
+            return "Could not reach Chorus. Check your internet connection and try again."
+        case .decoding:
+            return "The server sent an unexpected response. Please update the app or try again later."
+        }
+    }
+
+    /// `phone_number` → `Phone number`, `data.scenario` → `Scenario`.
+    static func label(forField field: String) -> String {
+        let last = field.split(separator: ".").last.map(String.init) ?? field
+        let words = last.replacingOccurrences(of: "_", with: " ")
+        return words.prefix(1).uppercased() + words.dropFirst()
+    }
+
+    /// The error for a non-2xx answer, read from the contract's error bodies and headers.
+    static func from(status: Int, body: Data, response: HTTPURLResponse) -> ChorusError {
+        let decoder = ChorusJSON.makeDecoder()
+        switch status {
+        case 401:
+            return .unauthorized
+        case 402:
+            if let payload = try? decoder.decode(PaymentRequiredResponse.self, from: body) { return .paymentRequired(payload.detail) }
+        case 404:
+            return .notFound
+        case 422:
+            if let payload = try? decoder.decode(ValidationErrorResponse.self, from: body) { return .validation(payload.errors) }
+        case 429:
+            return .rateLimited(retryAfter: response.header("Retry-After").flatMap(parseRetryAfter))
+        case 500...599:
+            let fromBody = (try? decoder.decode(ErrorResponse.self, from: body))?.requestID
+            return .server(status: status, requestID: response.header("X-Request-ID") ?? fromBody)
+        default:
+            break
+        }
+        let detail = (try? decoder.decode(ErrorResponse.self, from: body))?.detail
+        return .api(status: status, detail: detail ?? HTTPURLResponse.localizedString(forStatusCode: status).capitalized)
+    }
+
+    /// `Retry-After` as delta-seconds or an HTTP date.
+    static func parseRetryAfter(_ value: String) -> TimeInterval? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = TimeInterval(trimmed) { return max(0, seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: trimmed).map { max(0, $0.timeIntervalSinceNow) }
+    }
+}
+
+extension HTTPURLResponse {
+    /// A header's value, matching the name case-insensitively on every platform.
+    func header(_ name: String) -> String? {
+        if let value = value(forHTTPHeaderField: name) { return value }
+        return allHeaderFields.first { ($0.key as? String)?.caseInsensitiveCompare(name) == .orderedSame }?.value as? String
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// The session of a signed-in user: a short-lived access token and the refresh token that renews it.
+public struct StoredTokens: Codable, Sendable, Hashable {
+    /// Sent as `Authorization: Bearer <accessToken>`.
+    public var accessToken: String
+    /// Exchanged once, at `POST /auth/refresh`, for a new pair (the server rotates it and detects reuse).
+    public var refreshToken: String
+
+    public init(accessToken: String, refreshToken: String) {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token"
+        case refreshToken = "refresh_token"
+    }
+}
+
+/// Where ``ChorusClient`` keeps the session between requests (and, for persistent stores, between launches).
+///
+/// The client saves the pair after register, login and every refresh, and clears it on logout or when the server
+/// ends the session. Implementations must be safe to call concurrently.
+public protocol TokenStore: Sendable {
+    /// The stored session, or `nil` when signed out.
+    func load() async throws -> StoredTokens?
+    /// Replaces the stored session.
+    func save(_ tokens: StoredTokens) async throws
+    /// Forgets the session.
+    func clear() async throws
+}
+
+/// Keeps the session in memory only: it ends with the process. Suited to tests and previews.
+public actor InMemoryTokenStore: TokenStore {
+    private var tokens: StoredTokens?
+
+    /// - Parameter tokens: an initial session, if any.
+    public init(_ tokens: StoredTokens? = nil) {
+        self.tokens = tokens
+    }
+
+    public func load() -> StoredTokens? { tokens }
+
+    public func save(_ tokens: StoredTokens) { self.tokens = tokens }
+
+    public func clear() { tokens = nil }
+}
+
+/// Keeps the session in a JSON file, readable and writable by the owner only (`0600`) where POSIX permissions exist.
+///
+/// Writes are atomic: a reader sees the old pair or the new one, never a torn file. A missing file means signed out;
+/// an unreadable or corrupt one makes ``load()`` throw.
+public actor FileTokenStore: TokenStore {
+    /// The file the session is kept in.
+    public nonisolated let fileURL: URL
+
+    /// - Parameter fileURL: the file; its directory is created on the first save.
+    public init(fileURL: URL) {
+        self.fileURL = fileURL
+    }
+
+    public func load() throws -> StoredTokens? {
+        let data: Data
+        do {
+            data = try Data(contentsOf: fileURL)
+        } catch where !FileManager.default.fileExists(atPath: fileURL.path) {
+            return nil
+        }
+        return try JSONDecoder().decode(StoredTokens.self, from: data)
+    }
+
+    public func save(_ tokens: StoredTokens) throws {
+        let manager = FileManager.default
+        let directory = fileURL.deletingLastPathComponent()
+        try manager.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Written under a temporary name created owner-only, then moved over the file: no window where the
+        // tokens are world-readable or half-written.
+        let temporary = directory.appendingPathComponent(".\(fileURL.lastPathComponent).\(UUID().uuidString).tmp")
+        guard manager.createFile(atPath: temporary.path, contents: try JSONEncoder().encode(tokens), attributes: Self.ownerOnly) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary.path])
+        }
+        do {
+            if manager.fileExists(atPath: fileURL.path) {
+                _ = try manager.replaceItemAt(fileURL, withItemAt: temporary)
+            } else {
+                try manager.moveItem(at: temporary, to: fileURL)
+            }
+            try? manager.setAttributes(Self.ownerOnly, ofItemAtPath: fileURL.path)
+        } catch {
+            try? manager.removeItem(at: temporary)
+            throw error
+        }
+    }
+
+    public func clear() throws {
+        guard FileManager.default.fileExists(atPath: fileURL.path) else { return }
+        try FileManager.default.removeItem(at: fileURL)
+    }
+
+    private static let ownerOnly: [FileAttributeKey: Any] = [.posixPermissions: 0o600]
+}

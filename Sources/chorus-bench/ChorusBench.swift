@@ -1,0 +1,222 @@
+import ArgumentParser
+import AsyncHTTPClient
+import ChorusAPI
+import ChorusServer
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Vapor
+
+@main
+struct ChorusBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chorus-bench",
+        abstract: "Benchmarks for Chorus. Run release builds: swift run -c release chorus-bench api",
+        subcommands: [API.self]
+    )
+}
+
+/// Drives usage-stats, check-call-permission and make-call over loopback against an in-process server on SQLite with
+/// the sandbox telephony, and prints requests/s and p50/p99 latency per concurrency level.
+struct API: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "HTTP API throughput and latency over loopback (SQLite, sandbox providers).")
+
+    @ArgumentParser.Option(help: "Seconds measured per endpoint and concurrency level (after a 1 s warm-up).")
+    var seconds: Double = 5
+
+    @ArgumentParser.Option(help: "Comma-separated concurrency levels.")
+    var concurrency: String = "1,16,64"
+
+    @ArgumentParser.Option(help: "Endpoints to drive: usage-stats, check-call-permission, make-call.")
+    var endpoints: String = "usage-stats,check-call-permission,make-call"
+
+    @ArgumentParser.Option(help: "Database URL (default: a fresh SQLite file in a temporary directory).")
+    var database: String?
+
+    func run() async throws {
+        let levels = concurrency.split(separator: ",").compactMap { Int($0) }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-bench-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .error
+            return handler
+        }
+        let port = try freePort()
+        let configuration = try ChorusConfiguration.load(from: [
+            "CHORUS_DATABASE_URL": database ?? directory.appendingPathComponent("bench.sqlite").path,
+            "CHORUS_DATA_DIR": directory.appendingPathComponent("data").path,
+            "CHORUS_RATE_LIMITS": "off",
+            "CHORUS_LOG_LEVEL": "error",
+            "CHORUS_PREMIUM_CALLS": "10000000",
+            "CHORUS_SANDBOX_RING_SECONDS": "0.5",
+            "CHORUS_SANDBOX_TALK_SECONDS": "2",
+        ], hostname: "127.0.0.1", port: port)
+        let app = try await Application.make(.production)
+        app.logger.logLevel = .error
+        var options = ChorusApp.Options()
+        options.bcryptCost = 4
+        try await ChorusApp.configure(app, configuration: configuration, options: options)
+        try await app.asyncBoot()
+        try await app.server.start(address: .hostname("127.0.0.1", port: port))
+
+        // The load generator gets its own event loop so it does not queue behind the server's.
+        let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        var clientConfiguration = HTTPClient.Configuration()
+        clientConfiguration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 128)
+        let client = HTTPClient(eventLoopGroupProvider: .shared(clientGroup), configuration: clientConfiguration)
+        let base = "http://127.0.0.1:\(port)"
+        do {
+            let maxLevel = levels.max() ?? 1
+            print("Preparing \(maxLevel) premium users…")
+            var tokens: [String] = []
+            for index in 0..<maxLevel {
+                tokens.append(try await premiumUser(client, base: base, index: index))
+            }
+            print("endpoint                 conc    requests     req/s   p50 ms   p99 ms   errors")
+            for endpoint in endpoints.split(separator: ",").map(String.init) {
+                for level in levels {
+                    let result = try await measure(client, base: base, endpoint: endpoint, tokens: Array(tokens.prefix(level)), seconds: seconds)
+                    print(
+                        endpoint.padding(toLength: 24, withPad: " ", startingAt: 0)
+                            + String(format: "%5d %11d %9.0f %8.2f %8.2f %8d", level, result.count, result.rate, result.p50, result.p99, result.errors)
+                    )
+                }
+            }
+        } catch {
+            try? await client.shutdown()
+            await app.server.shutdown()
+            try? await app.asyncShutdown()
+            throw error
+        }
+        try await client.shutdown()
+        try await clientGroup.shutdownGracefully()
+        await app.server.shutdown()
+        try await app.asyncShutdown()
+    }
+
+    struct Result {
+        var count: Int
+        var rate: Double
+        var p50: Double
+        var p99: Double
+        var errors: Int
+    }
+
+    private func measure(_ client: HTTPClient, base: String, endpoint: String, tokens: [String], seconds: Double) async throws -> Result {
+        let request: @Sendable (String, Int) -> HTTPClientRequest = { token, sequence in
+            var request: HTTPClientRequest
+            switch endpoint {
+            case "usage-stats":
+                request = HTTPClientRequest(url: base + "/mobile/usage-stats")
+            case "check-call-permission":
+                request = HTTPClientRequest(url: base + "/mobile/check-call-permission")
+                request.method = .POST
+            case "make-call":
+                request = HTTPClientRequest(url: base + "/mobile/make-call")
+                request.method = .POST
+                request.headers.add(name: "Content-Type", value: "application/json")
+                let number = String(format: "+1415%07d", sequence % 10_000_000)
+                request.body = .bytes(ByteBuffer(string: #"{"phone_number":"\#(number)","scenario":"default"}"#))
+            default:
+                fatalError("unknown endpoint \(endpoint)")
+            }
+            request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            return request
+        }
+        // Warm-up, then the measured run.
+        _ = try await drive(client, tokens: tokens, seconds: 1, request: request)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let (latencies, errors) = try await drive(client, tokens: tokens, seconds: seconds, request: request)
+        let elapsed = (clock.now - start)
+        let elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let sorted = latencies.sorted()
+        func percentile(_ p: Double) -> Double {
+            sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.down)))] * 1000
+        }
+        return Result(count: sorted.count, rate: Double(sorted.count) / elapsedSeconds, p50: percentile(0.5), p99: percentile(0.99), errors: errors)
+    }
+
+    /// Each worker sends requests back to back (closed loop) until the time is up.
+    private func drive(
+        _ client: HTTPClient, tokens: [String], seconds: Double, request: @escaping @Sendable (String, Int) -> HTTPClientRequest
+    ) async throws -> ([Double], Int) {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(Int(seconds * 1000))
+        return try await withThrowingTaskGroup(of: ([Double], Int).self) { group in
+            for (worker, token) in tokens.enumerated() {
+                group.addTask {
+                    var latencies: [Double] = []
+                    var errors = 0
+                    var sequence = worker * 1_000_000
+                    while clock.now < deadline {
+                        sequence += 1
+                        let started = clock.now
+                        let response = try await client.execute(request(token, sequence), timeout: .seconds(30))
+                        _ = try await response.body.collect(upTo: 1 << 20)
+                        let took = clock.now - started
+                        latencies.append(Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
+                        if response.status != .ok { errors += 1 }
+                    }
+                    return (latencies, errors)
+                }
+            }
+            var all: [Double] = []
+            var errors = 0
+            for try await (latencies, failed) in group {
+                all += latencies
+                errors += failed
+            }
+            return (all, errors)
+        }
+    }
+
+    /// Registers a user and buys Premium through the sandbox App Store (the bench raises its allowance).
+    private func premiumUser(_ client: HTTPClient, base: String, index: Int) async throws -> String {
+        let tokens: TokenResponse = try await post(
+            client, base + "/auth/register", json: #"{"email":"bench\#(index)@example.com","password":"benchmark-password"}"#
+        )
+        let purchase: [String: String] = try await post(
+            client, base + "/sandbox/app-store/purchases",
+            json: #"{"product_id":"speech_assistant_premium_monthly","kind":"auto_renewable","period_seconds":2592000}"#
+        ).compactMapValues { $0 as? String }
+        let body = #"{"product_id":"speech_assistant_premium_monthly","signed_transaction":"\#(purchase["signed_transaction"] ?? "")"}"#
+        let _: PurchaseResponse = try await post(client, base + "/mobile/purchase-subscription", json: body, token: tokens.accessToken)
+        return tokens.accessToken
+    }
+
+    private func post<T: Decodable>(_ client: HTTPClient, _ url: String, json: String, token: String? = nil) async throws -> T {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        request.body = .bytes(ByteBuffer(string: json))
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        guard (200..<300).contains(response.status.code) else {
+            throw ValidationError("\(url) answered \(response.status.code): \(String(buffer: body))")
+        }
+        return try ChorusJSON.makeDecoder().decode(T.self, from: Data(buffer: body))
+    }
+
+    private func post(_ client: HTTPClient, _ url: String, json: String) async throws -> [String: Any] {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: json))
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return (try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]) ?? [:]
+    }
+
+    private func freePort() throws -> Int {
+        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).wait()
+        let port = channel.localAddress!.port!
+        try channel.close().wait()
+        return port
+    }
+}
