@@ -1,4 +1,5 @@
-import ChorusAPI
+// The DTOs the clients return are part of this SDK's API: `import ChorusKit` is enough to use them.
+@_exported import ChorusAPI
 import Foundation
 
 /// The entry point of the Chorus SDK: one per app, shared freely between tasks.

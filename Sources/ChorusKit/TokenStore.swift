@@ -98,5 +98,5 @@ public actor FileTokenStore: TokenStore {
         try FileManager.default.removeItem(at: fileURL)
     }
 
-    private static let ownerOnly: [FileAttributeKey: Any] = [.posixPermissions: 0o600]
+    private static var ownerOnly: [FileAttributeKey: Any] { [.posixPermissions: 0o600] }
 }

@@ -67,11 +67,10 @@ public enum ChorusApp {
             twilioToken = twilio.authToken
         } else {
             providerNames["telephony"] = "sandbox"
-            let host = configuration.hostname == "0.0.0.0" || configuration.hostname == "::" ? "127.0.0.1" : configuration.hostname
             twilioToken = randomHex(32)
             telephony = TwilioRESTClient(
-                accountSID: sandboxAccountSID, authToken: twilioToken,
-                baseURL: URL(string: "http://\(host):\(configuration.port)/sandbox")!, httpClient: httpClient, logger: app.logger
+                accountSID: sandboxAccountSID, authToken: twilioToken, baseURL: configuration.loopbackURL.appendingPathComponent("sandbox"),
+                httpClient: httpClient, logger: app.logger
             )
             fromNumber = "+15005550006"
         }

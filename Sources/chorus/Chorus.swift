@@ -29,6 +29,10 @@ struct Serve: AsyncParsableCommand {
     @ArgumentParser.Option(help: "The port to listen on (default 5050, or CHORUS_PORT).")
     var port: Int?
 
+    func validate() throws {
+        if let port, !(0...65_535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
+    }
+
     func run() async throws {
         let configuration = try loadConfiguration(hostname: hostname, port: port)
         let problems = configuration.startupProblems()

@@ -3,7 +3,7 @@ import Foundation
 
 /// Every setting of a Chorus server, built once from `CHORUS_*` environment variables.
 ///
-/// `docs/configuration.md` documents each key; `ChorusConfiguration.keys` lists them for `chorus serve --help`.
+/// `docs/configuration.md` documents each key; ``documentedKeys`` lists them for `chorus serve --help`.
 public struct ChorusConfiguration: Sendable {
     public enum Environment: String, Sendable {
         case development
@@ -40,7 +40,7 @@ public struct ChorusConfiguration: Sendable {
     public struct RateLimits: Sendable, Equatable {
         /// Every authenticated request, per user.
         public var user: RateLimit?
-        /// Call placement (make-call, schedule-call, test-call), per user.
+        /// Call placement (make-call, schedule-call), per user.
         public var calls: RateLimit?
         /// Register, login and refresh, per client IP.
         public var auth: RateLimit?
@@ -79,6 +79,23 @@ public struct ChorusConfiguration: Sendable {
     /// How often the job queue polls for due work.
     public var jobPollInterval: TimeInterval
     public var logLevel: String
+    public var logFormat: LogFormat
+
+    public enum LogFormat: String, Sendable {
+        /// One JSON object per line.
+        case json
+        /// Human-readable lines.
+        case text
+    }
+
+    /// How this process reaches itself: the listening address, with wildcard addresses replaced by loopback.
+    public var loopbackURL: URL { Self.loopbackURL(host: hostname, port: port) }
+
+    static func loopbackURL(host: String, port: Int) -> URL {
+        let reachable = host == "0.0.0.0" ? "127.0.0.1" : (host == "::" ? "::1" : host)
+        let literal = reachable.contains(":") ? "[\(reachable)]" : reachable
+        return URL(string: "http://\(literal):\(port)")!
+    }
 
     /// Every environment variable Chorus reads (documented in docs/configuration.md).
     public static let documentedKeys = [
@@ -110,14 +127,21 @@ public struct ChorusConfiguration: Sendable {
         let listenPort = port ?? reader.value("CHORUS_PORT", default: 5050) { Int($0).flatMap { (0...65_535).contains($0) ? $0 : nil } }
 
         let databaseURL = reader.string("CHORUS_DATABASE_URL")
-        let database: DatabaseLocation
-        if let databaseURL, databaseURL.hasPrefix("postgres://") || databaseURL.hasPrefix("postgresql://") {
-            database = .postgres(url: databaseURL)
-        } else if let databaseURL {
-            let path = databaseURL.hasPrefix("sqlite://") ? String(databaseURL.dropFirst("sqlite://".count)) : databaseURL
-            database = .sqlite(path: path.hasPrefix("/") ? path : cwd.appendingPathComponent(path).path)
-        } else {
-            database = .sqlite(path: cwd.appendingPathComponent("chorus.sqlite").path)
+        var database = DatabaseLocation.sqlite(path: cwd.appendingPathComponent("chorus.sqlite").path)
+        if let databaseURL {
+            let scheme = databaseURL.range(of: "://").map { String(databaseURL[..<$0.lowerBound]).lowercased() }
+            switch scheme {
+            case .some(let scheme) where scheme.hasPrefix("postgres"):
+                if URL(string: databaseURL)?.host == nil && !scheme.hasSuffix("+uds") {
+                    reader.problems.append("CHORUS_DATABASE_URL is not a valid PostgreSQL URL (postgres://user:password@host:5432/database).")
+                }
+                database = .postgres(url: databaseURL)
+            case "sqlite", nil:
+                let path = scheme == nil ? databaseURL : String(databaseURL.dropFirst("sqlite://".count))
+                database = .sqlite(path: path.hasPrefix("/") ? path : cwd.appendingPathComponent(path).path)
+            case .some(let scheme):
+                reader.problems.append("CHORUS_DATABASE_URL: unsupported scheme '\(scheme)' (use a SQLite path or postgres://).")
+            }
         }
 
         let configuredPublicURL = reader.value("CHORUS_PUBLIC_URL", default: URL?.none) { text in
@@ -126,8 +150,7 @@ public struct ChorusConfiguration: Sendable {
             else { return nil }
             return url
         }
-        let displayHost = host == "0.0.0.0" ? "127.0.0.1" : host
-        let publicURL = configuredPublicURL ?? URL(string: "http://\(displayHost):\(listenPort)")!
+        let publicURL = configuredPublicURL ?? loopbackURL(host: host, port: listenPort)
 
         let dataDirectoryPath = reader.string("CHORUS_DATA_DIR") ?? "data"
         let dataDirectory = dataDirectoryPath.hasPrefix("/")
@@ -141,7 +164,9 @@ public struct ChorusConfiguration: Sendable {
         let sid = reader.string("CHORUS_TWILIO_ACCOUNT_SID")
         let token = reader.string("CHORUS_TWILIO_AUTH_TOKEN")
         let from = reader.string("CHORUS_TWILIO_FROM_NUMBER")
-        let apiBase = reader.value("CHORUS_TWILIO_API_BASE_URL", default: URL(string: "https://api.twilio.com")!) { URL(string: $0) }
+        let apiBase = reader.value("CHORUS_TWILIO_API_BASE_URL", default: URL(string: "https://api.twilio.com")!) { text in
+            URL(string: text).flatMap { ["http", "https"].contains($0.scheme ?? "") && $0.host != nil ? $0 : nil }
+        }
         if sid != nil || token != nil || from != nil {
             if let sid, let token, let from {
                 twilio = TwilioAccount(accountSID: sid, authToken: token, fromNumber: from, apiBaseURL: apiBase)
@@ -177,7 +202,10 @@ public struct ChorusConfiguration: Sendable {
             plans: plans,
             maxBodySize: reader.value("CHORUS_MAX_BODY_BYTES", default: 64 * 1024) { Int($0).flatMap { $0 > 0 ? $0 : nil } },
             jobPollInterval: reader.value("CHORUS_JOB_POLL_SECONDS", default: 1) { Double($0).flatMap { $0 > 0 ? $0 : nil } },
-            logLevel: reader.string("CHORUS_LOG_LEVEL") ?? "info"
+            logLevel: reader.value("CHORUS_LOG_LEVEL", default: "info") { text in
+                ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(text.lowercased()) ? text.lowercased() : nil
+            },
+            logFormat: reader.value("CHORUS_LOG_FORMAT", default: env == .production ? LogFormat.json : .text) { LogFormat(rawValue: $0.lowercased()) }
         )
         if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
         return configuration
@@ -194,6 +222,8 @@ public struct ChorusConfiguration: Sendable {
         }
         if !publicURLWasConfigured {
             problems.append("CHORUS_PUBLIC_URL is required in production (the https URL Twilio and Apple reach this server at).")
+        } else if publicURL.scheme != "https" {
+            problems.append("CHORUS_PUBLIC_URL must be an https URL in production.")
         }
         if usesSandboxTelephony {
             problems.append(

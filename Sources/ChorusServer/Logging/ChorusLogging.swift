@@ -7,8 +7,8 @@ public enum ChorusLogging {
     private static let bootstrapped = NIOLockedValueBox(false)
 
     public static func bootstrap(_ configuration: ChorusConfiguration) {
-        let level = Logger.Level(rawValue: configuration.logLevel.lowercased()) ?? .info
-        let json = (ProcessInfo.processInfo.environment["CHORUS_LOG_FORMAT"] ?? (configuration.isProduction ? "json" : "text")) == "json"
+        let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
+        let json = configuration.logFormat == .json
         bootstrapped.withLockedValue { done in
             guard !done else { return }
             done = true
