@@ -1,5 +1,6 @@
 import ChorusAPI
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

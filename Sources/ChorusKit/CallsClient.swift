@@ -44,7 +44,9 @@ public struct CallsClient: Sendable {
     /// - Throws: ``ChorusError/paymentRequired(_:)`` when the allowance is used up (`trial_exhausted`,
     ///   `weekly_limit_reached`, …); ``ChorusError/validation(_:)`` for a malformed number;
     ///   ``ChorusError/api(status:detail:)`` for an unknown scenario (400) or a key still in progress (409).
-    public func makeCall(to phoneNumber: String, scenario: String = "default", idempotencyKey: UUID = UUID()) async throws
+    public func makeCall(
+        to phoneNumber: String, scenario: String = "default", idempotencyKey: UUID = UUID()
+    ) async throws
         -> MakeCallResponse
     {
         var request = try APIRequest.post("/mobile/make-call", json: MakeCallRequest(phoneNumber: phoneNumber, scenario: scenario))

@@ -1,5 +1,15 @@
 import Foundation
 
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Android)
+import Android
+#endif
+
 /// The session of a signed-in user: a short-lived access token and the refresh token that renews it.
 public struct StoredTokens: Codable, Sendable, Hashable {
     /// Sent as `Authorization: Bearer <accessToken>`.
@@ -64,7 +74,7 @@ public actor FileTokenStore: TokenStore {
         let data: Data
         do {
             data = try Data(contentsOf: fileURL)
-        } catch where !FileManager.default.fileExists(atPath: fileURL.path) {
+        } catch  where !FileManager.default.fileExists(atPath: fileURL.path) {
             return nil
         }
         return try JSONDecoder().decode(StoredTokens.self, from: data)
@@ -74,19 +84,17 @@ public actor FileTokenStore: TokenStore {
         let manager = FileManager.default
         let directory = fileURL.deletingLastPathComponent()
         try manager.createDirectory(at: directory, withIntermediateDirectories: true)
-        // Written under a temporary name created owner-only, then moved over the file: no window where the
-        // tokens are world-readable or half-written.
+        // Written to a temporary file created owner-only (never readable by others, even briefly), then renamed
+        // over the file: rename(2) replaces it atomically (FileManager.replaceItemAt is not reliable on Linux).
         let temporary = directory.appendingPathComponent(".\(fileURL.lastPathComponent).\(UUID().uuidString).tmp")
-        guard manager.createFile(atPath: temporary.path, contents: try JSONEncoder().encode(tokens), attributes: Self.ownerOnly) else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary.path])
-        }
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else { throw Self.posixError(path: temporary.path) }
         do {
-            if manager.fileExists(atPath: fileURL.path) {
-                _ = try manager.replaceItemAt(fileURL, withItemAt: temporary)
-            } else {
-                try manager.moveItem(at: temporary, to: fileURL)
-            }
-            try? manager.setAttributes(Self.ownerOnly, ofItemAtPath: fileURL.path)
+            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+            try handle.write(contentsOf: try JSONEncoder().encode(tokens))
+            try handle.synchronize()
+            try handle.close()
+            guard rename(temporary.path, fileURL.path) == 0 else { throw Self.posixError(path: fileURL.path) }
         } catch {
             try? manager.removeItem(at: temporary)
             throw error
@@ -98,5 +106,11 @@ public actor FileTokenStore: TokenStore {
         try FileManager.default.removeItem(at: fileURL)
     }
 
-    private static var ownerOnly: [FileAttributeKey: Any] { [.posixPermissions: 0o600] }
+    private static func posixError(path: String) -> CocoaError {
+        CocoaError(
+            .fileWriteUnknown,
+            userInfo: [
+                NSFilePathErrorKey: path, NSUnderlyingErrorKey: NSError(domain: NSPOSIXErrorDomain, code: Int(errno)),
+            ])
+    }
 }

@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
 
 @testable import ChorusKit
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The mapping of answers the live server is hard to provoke into (5xx, an HTTP-date Retry-After), and the
 /// pure helpers behind the requests.
@@ -57,9 +58,11 @@ struct ErrorMappingTests {
 
     @Test("other statuses: detail text, notFound, and a fallback for bodies that are not the contract's")
     func otherStatuses() throws {
-        guard case .api(409, "A request with this Idempotency-Key is still in progress") = try map(
-            409, #"{"detail":"A request with this Idempotency-Key is still in progress"}"#
-        ) else {
+        guard
+            case .api(409, "A request with this Idempotency-Key is still in progress") = try map(
+                409, #"{"detail":"A request with this Idempotency-Key is still in progress"}"#
+            )
+        else {
             Issue.record("expected api(409)")
             return
         }

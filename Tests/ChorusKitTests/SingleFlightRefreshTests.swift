@@ -1,9 +1,10 @@
 import ChorusKit
 import Foundation
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
 
 /// The one test with a fake transport: it controls timing so that every request is refused before any refresh
 /// finishes, which a real server cannot guarantee.
@@ -32,7 +33,7 @@ struct SingleFlightRefreshTests {
         let byKey = Dictionary(grouping: calls, by: { $0.idempotencyKey ?? "" })
         #expect(byKey.count == 10 && !byKey.keys.contains(""))
         #expect(byKey.values.allSatisfy { $0.map(\.authorization) == ["Bearer access-1", "Bearer access-2"] })
-        #expect(try await store.load() == StoredTokens(accessToken: "access-2", refreshToken: "refresh-2"))
+        #expect(await store.load() == StoredTokens(accessToken: "access-2", refreshToken: "refresh-2"))
     }
 }
 
@@ -57,10 +58,11 @@ private actor FakeServer: HTTPTransport {
 
     func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         let url = try #require(request.url)
-        log.append(Entry(
-            path: url.path, authorization: request.value(forHTTPHeaderField: "Authorization"),
-            idempotencyKey: request.value(forHTTPHeaderField: "Idempotency-Key"), appType: request.value(forHTTPHeaderField: "X-App-Type")
-        ))
+        log.append(
+            Entry(
+                path: url.path, authorization: request.value(forHTTPHeaderField: "Authorization"),
+                idempotencyKey: request.value(forHTTPHeaderField: "Idempotency-Key"), appType: request.value(forHTTPHeaderField: "X-App-Type")
+            ))
         switch url.path {
         case "/api/auth/refresh":
             let body = try ChorusJSON.makeDecoder().decode(RefreshRequest.self, from: try #require(request.httpBody))
@@ -86,7 +88,8 @@ private actor FakeServer: HTTPTransport {
     }
 
     private static func answer(_ url: URL, _ status: Int, _ body: some Encodable) throws -> (Data, HTTPURLResponse) {
-        let response = try #require(HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": "application/json"]))
+        let response = try #require(
+            HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": "application/json"]))
         return (try ChorusJSON.makeEncoder().encode(body), response)
     }
 }

@@ -37,6 +37,21 @@ struct SystemTests {
         }
     }
 
+    @Test("unexpected errors: a generic 500 with the request id, nothing internal")
+    func unexpectedError() async throws {
+        struct Internal: Error {}
+        let app = try await Application.make(.testing)
+        let request = Request(application: app, on: app.eventLoopGroup.any())
+        request.storage[RequestIDKey.self] = "req-42"
+        let response = ChorusErrorMiddleware.response(for: Internal(), request: request)
+        #expect(response.status == .internalServerError)
+        let body = try #require(response.body.data)
+        let decoded = try JSONDecoder().decode(ErrorResponse.self, from: body)
+        #expect(decoded == ErrorResponse(detail: "An unexpected error occurred. Please try again later.", requestID: "req-42"))
+        #expect(!String(decoding: body, as: UTF8.self).contains("Internal"))
+        try await app.asyncShutdown()
+    }
+
     @Test("the OpenAPI contract names exactly the registered routes", arguments: [TestDatabase.sqlite])
     func contractMatchesRoutes(_ database: TestDatabase) async throws {
         try await TestServer.run(on: database) { server in

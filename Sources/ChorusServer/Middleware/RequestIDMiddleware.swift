@@ -2,7 +2,8 @@ import Foundation
 import Vapor
 
 /// Gives every request an id (the client's `X-Request-ID` when it is a sane token), puts it on the logger as
-/// `request_id` and on the response as `X-Request-ID`.
+/// `request_id` and on the response as `X-Request-ID`, and writes one access-log line per request (method, path
+/// without the query string, status, duration) at `info`.
 struct RequestIDMiddleware: AsyncMiddleware {
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let incoming = request.headers.first(name: "X-Request-ID")
@@ -10,6 +11,7 @@ struct RequestIDMiddleware: AsyncMiddleware {
         request.storage[RequestIDKey.self] = id
         request.logger[metadataKey: "request_id"] = .string(id)
         request.logger[metadataKey: "request-id"] = nil
+        let started = ContinuousClock.now
         let response: Response
         do {
             response = try await next.respond(to: request)
@@ -17,6 +19,14 @@ struct RequestIDMiddleware: AsyncMiddleware {
             response = ChorusErrorMiddleware.response(for: error, request: request)
         }
         response.headers.replaceOrAdd(name: "X-Request-ID", value: id)
+        if request.logger.logLevel <= .info {
+            let elapsed = ContinuousClock.now - started
+            let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+            request.logger.info("request", metadata: [
+                "method": .string(request.method.rawValue), "path": .string(request.url.path),
+                "status": .stringConvertible(response.status.code), "ms": .string(String(format: "%.1f", milliseconds)),
+            ])
+        }
         return response
     }
 
