@@ -83,9 +83,10 @@ public final class SandboxAppStore: Sendable {
         }
         let signed = try await sign(payload)
         let record = TransactionRecord(payload: payload, kind: kind, signed: signed)
-        let receipt = try receiptData(for: chain.compactMap { id in
-            id == transactionID ? signed : state.withLockedValue { $0.transactions[id]?.signed }
-        })
+        let receipt = try receiptData(
+            for: chain.compactMap { id in
+                id == transactionID ? signed : state.withLockedValue { $0.transactions[id]?.signed }
+            })
         state.withLockedValue { state in
             state.transactions[transactionID] = record
             state.chains[original, default: []].append(transactionID)

@@ -64,10 +64,12 @@ public final class SandboxServer: Sendable {
 
     /// Stops simulated calls, stops listening and releases the application.
     public func shutdown() async throws {
-        guard let application = running.withLockedValue({ state -> Application? in
-            defer { state = nil }
-            return state?.application
-        }) else { return }
+        guard
+            let application = running.withLockedValue({ state -> Application? in
+                defer { state = nil }
+                return state?.application
+            })
+        else { return }
         services.shutdown()
         await application.server.shutdown()
         try await application.asyncShutdown()

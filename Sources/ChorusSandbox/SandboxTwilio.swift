@@ -289,8 +289,9 @@ public final class SandboxTwilio: Sendable {
         do {
             settings = try JSONDecoder().decode(CalleeSettingsBody.self, from: Data((request.body.string ?? "").utf8))
         } catch {
-            return SandboxJSON.detail("Body must be {\"behavior\": \"answer|no-answer|busy|failed\", \"talk_seconds\": n}.",
-                                      status: .badRequest)
+            return SandboxJSON.detail(
+                "Body must be {\"behavior\": \"answer|no-answer|busy|failed\", \"talk_seconds\": n}.",
+                status: .badRequest)
         }
         if let talk = settings.talkSeconds, talk < 0 {
             return SandboxJSON.detail("talk_seconds must not be negative.", status: .badRequest)
@@ -437,8 +438,10 @@ public final class SandboxTwilio: Sendable {
 
     private static func makeCallSID() -> String {
         let uuid = UUID().uuid
-        let bytes = [uuid.0, uuid.1, uuid.2, uuid.3, uuid.4, uuid.5, uuid.6, uuid.7,
-                     uuid.8, uuid.9, uuid.10, uuid.11, uuid.12, uuid.13, uuid.14, uuid.15]
+        let bytes = [
+            uuid.0, uuid.1, uuid.2, uuid.3, uuid.4, uuid.5, uuid.6, uuid.7,
+            uuid.8, uuid.9, uuid.10, uuid.11, uuid.12, uuid.13, uuid.14, uuid.15,
+        ]
         return "CA" + bytes.map { String(format: "%02x", $0) }.joined()
     }
 
@@ -802,9 +805,10 @@ struct CallResource: Encodable {
         try container.encode(none, forKey: .trunkSID)
         try container.encode(base + ".json", forKey: .uri)
         let subresources = ["notifications", "recordings", "payments", "events", "siprec", "streams", "transcriptions"]
-        let uris = Dictionary(uniqueKeysWithValues: subresources.map { name in
-            (name, "\(base)/\(name.prefix(1).uppercased() + name.dropFirst()).json")
-        })
+        let uris = Dictionary(
+            uniqueKeysWithValues: subresources.map { name in
+                (name, "\(base)/\(name.prefix(1).uppercased() + name.dropFirst()).json")
+            })
         try container.encode(uris, forKey: .subresourceURIs)
     }
 

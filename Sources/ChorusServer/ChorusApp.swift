@@ -114,11 +114,12 @@ public enum ChorusApp {
         app.middleware = Middlewares()
         if !configuration.corsOrigins.isEmpty {
             app.middleware.use(
-                CORSMiddleware(configuration: .init(
-                    allowedOrigin: .any(configuration.corsOrigins), allowedMethods: [.GET, .POST, .PUT, .DELETE, .OPTIONS],
-                    allowedHeaders: [.accept, .authorization, .contentType, .origin, "X-App-Type", "X-Request-ID", "Idempotency-Key"],
-                    allowCredentials: false, exposedHeaders: [HTTPHeaders.Name("X-Request-ID"), .retryAfter]
-                )),
+                CORSMiddleware(
+                    configuration: .init(
+                        allowedOrigin: .any(configuration.corsOrigins), allowedMethods: [.GET, .POST, .PUT, .DELETE, .OPTIONS],
+                        allowedHeaders: [.accept, .authorization, .contentType, .origin, "X-App-Type", "X-Request-ID", "Idempotency-Key"],
+                        allowCredentials: false, exposedHeaders: [HTTPHeaders.Name("X-Request-ID"), .retryAfter]
+                    )),
                 at: .beginning
             )
         }
@@ -137,10 +138,11 @@ public enum ChorusApp {
 
         if options.runsJobs {
             let scheduled = ScheduledCallJob(services: services)
-            app.lifecycle.use(JobRunner(
-                handlers: [JobKind.scheduledCall: { job, store, logger in try await scheduled.run(job, store: store, logger: logger) }],
-                pollInterval: configuration.jobPollInterval, clock: options.clock, logger: app.logger
-            ))
+            app.lifecycle.use(
+                JobRunner(
+                    handlers: [JobKind.scheduledCall: { job, store, logger in try await scheduled.run(job, store: store, logger: logger) }],
+                    pollInterval: configuration.jobPollInterval, clock: options.clock, logger: app.logger
+                ))
         }
     }
 

@@ -46,15 +46,16 @@ struct API: AsyncParsableCommand {
             return handler
         }
         let port = try freePort()
-        let configuration = try ChorusConfiguration.load(from: [
-            "CHORUS_DATABASE_URL": database ?? directory.appendingPathComponent("bench.sqlite").path,
-            "CHORUS_DATA_DIR": directory.appendingPathComponent("data").path,
-            "CHORUS_RATE_LIMITS": "off",
-            "CHORUS_LOG_LEVEL": "error",
-            "CHORUS_PREMIUM_CALLS": "10000000",
-            "CHORUS_SANDBOX_RING_SECONDS": "0.5",
-            "CHORUS_SANDBOX_TALK_SECONDS": "2",
-        ], hostname: "127.0.0.1", port: port)
+        let configuration = try ChorusConfiguration.load(
+            from: [
+                "CHORUS_DATABASE_URL": database ?? directory.appendingPathComponent("bench.sqlite").path,
+                "CHORUS_DATA_DIR": directory.appendingPathComponent("data").path,
+                "CHORUS_RATE_LIMITS": "off",
+                "CHORUS_LOG_LEVEL": "error",
+                "CHORUS_PREMIUM_CALLS": "10000000",
+                "CHORUS_SANDBOX_RING_SECONDS": "0.5",
+                "CHORUS_SANDBOX_TALK_SECONDS": "2",
+            ], hostname: "127.0.0.1", port: port)
         let app = try await Application.make(.production)
         app.logger.logLevel = .error
         var options = ChorusApp.Options()
@@ -82,7 +83,8 @@ struct API: AsyncParsableCommand {
                     let result = try await measure(client, base: base, endpoint: endpoint, tokens: Array(tokens.prefix(level)), seconds: seconds)
                     print(
                         endpoint.padding(toLength: 24, withPad: " ", startingAt: 0)
-                            + String(format: "%5d %11d %9.0f %8.2f %8.2f %8d", level, result.count, result.rate, result.p50, result.p99, result.errors)
+                            + String(
+                                format: "%5d %11d %9.0f %8.2f %8.2f %8d", level, result.count, result.rate, result.p50, result.p99, result.errors)
                     )
                 }
             }

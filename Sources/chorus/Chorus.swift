@@ -43,11 +43,13 @@ struct Serve: AsyncParsableCommand {
         let app = try await makeApplication(configuration)
         do {
             try await ChorusApp.configure(app, configuration: configuration)
-            app.logger.notice("Chorus listening", metadata: [
-                "address": .string("http://\(configuration.hostname):\(configuration.port)"),
-                "public_url": .string(configuration.publicURL.absoluteString), "environment": .string(configuration.environment.rawValue),
-                "database": .string(configuration.database.kind),
-            ])
+            app.logger.notice(
+                "Chorus listening",
+                metadata: [
+                    "address": .string("http://\(configuration.hostname):\(configuration.port)"),
+                    "public_url": .string(configuration.publicURL.absoluteString), "environment": .string(configuration.environment.rawValue),
+                    "database": .string(configuration.database.kind),
+                ])
             try await app.execute()
         } catch {
             try? await app.asyncShutdown()

@@ -147,12 +147,13 @@ struct DTOShapeTests {
     @Test("usage-stats encodes all 17 keys, nil ones as JSON null")
     func usageStatsKeys() throws {
         let json = try tree(of: Self.usageStats)
-        #expect(json.keys == [
-            "app_type", "is_trial_active", "trial_calls_remaining", "trial_calls_used", "calls_made_today",
-            "calls_made_this_week", "calls_made_this_month", "calls_made_total", "is_subscribed", "subscription_tier",
-            "upgrade_recommended", "total_call_duration_this_week", "total_call_duration_this_month",
-            "addon_calls_remaining", "addon_calls_expiry", "week_start_date", "month_start_date",
-        ])
+        #expect(
+            json.keys == [
+                "app_type", "is_trial_active", "trial_calls_remaining", "trial_calls_used", "calls_made_today",
+                "calls_made_this_week", "calls_made_this_month", "calls_made_total", "is_subscribed", "subscription_tier",
+                "upgrade_recommended", "total_call_duration_this_week", "total_call_duration_this_month",
+                "addon_calls_remaining", "addon_calls_expiry", "week_start_date", "month_start_date",
+            ])
         #expect(json.keys.count == 17)
         #expect(json["subscription_tier"] == .null)
         #expect(json["addon_calls_expiry"] == .null)
@@ -199,10 +200,11 @@ struct DTOShapeTests {
             upgradeOptions: [UpgradeOption(plan: "basic", price: "$4.99", calls: "5/week", productID: "p")]
         )
         let json = try tree(of: full)
-        #expect(json.keys == [
-            "calls_remaining_this_week", "calls_remaining_this_month", "duration_limit", "addon_calls_remaining",
-            "trial_ends", "app_type", "message", "upgrade_options",
-        ])
+        #expect(
+            json.keys == [
+                "calls_remaining_this_week", "calls_remaining_this_month", "duration_limit", "addon_calls_remaining",
+                "trial_ends", "app_type", "message", "upgrade_options",
+            ])
         #expect(json["trial_ends"] == .string("2024-01-15T10:30:00Z"))
     }
 
@@ -236,17 +238,19 @@ struct DTOShapeTests {
             callSid: "CA1", durationSeconds: nil, endedReason: nil, durationLimit: 60
         )
         let json = try tree(of: item)
-        #expect(json.keys == [
-            "id", "phone_number", "scenario", "status", "created_at", "call_sid", "duration_seconds", "ended_reason",
-            "duration_limit",
-        ])
+        #expect(
+            json.keys == [
+                "id", "phone_number", "scenario", "status", "created_at", "call_sid", "duration_seconds", "ended_reason",
+                "duration_limit",
+            ])
         #expect(json["duration_seconds"] == .null)
         #expect(json["ended_reason"] == .null)
     }
 
     @Test("purchase usage_stats and subscription-status encode nil fields as null")
     func purchaseNulls() throws {
-        let stats = PurchaseUsageStats(subscriptionTier: nil, isSubscribed: false, callsRemainingThisWeek: 0, callsRemainingThisMonth: 0, addonCallsRemaining: 5)
+        let stats = PurchaseUsageStats(
+            subscriptionTier: nil, isSubscribed: false, callsRemainingThisWeek: 0, callsRemainingThisMonth: 0, addonCallsRemaining: 5)
         #expect(try tree(of: stats)["subscription_tier"] == .null)
         let none = SubscriptionStatusResponse(
             subscriptionTier: nil, subscriptionStatus: "none", isSubscribed: false, subscriptionStartDate: nil,
@@ -254,8 +258,10 @@ struct DTOShapeTests {
         )
         let json = try tree(of: none)
         #expect(json.keys.count == 9)
-        for key in ["subscription_tier", "subscription_start_date", "subscription_end_date", "next_payment_date", "billing_cycle",
-                    "app_store_transaction_id", "app_store_product_id"] {
+        for key in [
+            "subscription_tier", "subscription_start_date", "subscription_end_date", "next_payment_date", "billing_cycle",
+            "app_store_transaction_id", "app_store_product_id",
+        ] {
             #expect(json[key] == .null, "\(key)")
         }
     }
@@ -268,51 +274,88 @@ struct DTOShapeTests {
         filled.subscriptionTier = "mobile_basic"
         filled.addonCallsExpiry = seedInstant.addingTimeInterval(86_400)
         #expect(try roundTrips(filled))
-        #expect(try roundTrips(CallPermissionResponse(
-            canMakeCall: false, status: "trial_exhausted",
-            details: CallPermissionDetails(callsRemainingThisWeek: 0, trialEnds: seedInstant, message: "m", upgradeOptions: [option])
-        )))
-        #expect(try roundTrips(PaymentRequiredResponse(detail: PaymentRequiredDetail(error: "trial_exhausted", message: "m", upgradeOptions: [option], timestamp: seedInstant))))
+        #expect(
+            try roundTrips(
+                CallPermissionResponse(
+                    canMakeCall: false, status: "trial_exhausted",
+                    details: CallPermissionDetails(callsRemainingThisWeek: 0, trialEnds: seedInstant, message: "m", upgradeOptions: [option])
+                )))
+        #expect(
+            try roundTrips(
+                PaymentRequiredResponse(
+                    detail: PaymentRequiredDetail(error: "trial_exhausted", message: "m", upgradeOptions: [option], timestamp: seedInstant))))
         #expect(try roundTrips(MakeCallRequest(phoneNumber: "+14155550123", scenario: "comedian")))
-        #expect(try roundTrips(MakeCallResponse(
-            callSid: "CA1", status: "initiated", durationLimit: 120,
-            usageStats: CallUsageSnapshot(callsRemainingThisWeek: 1, callsRemainingThisMonth: 2, addonCallsRemaining: 3, upgradeRecommended: true)
-        )))
+        #expect(
+            try roundTrips(
+                MakeCallResponse(
+                    callSid: "CA1", status: "initiated", durationLimit: 120,
+                    usageStats: CallUsageSnapshot(
+                        callsRemainingThisWeek: 1, callsRemainingThisMonth: 2, addonCallsRemaining: 3, upgradeRecommended: true)
+                )))
         #expect(try roundTrips(ScheduleCallRequest(phoneNumber: "+14155550123", scenario: "default", scheduledTime: seedInstant)))
         #expect(try roundTrips(ScheduleCallRequest(phoneNumber: "+14155550123")))
-        let scheduled = ScheduledCallDTO(scheduleID: 7, phoneNumber: "+14155550123", scenario: "default", scheduledTime: seedInstant, status: "placed", callSid: "CA9", failureReason: nil)
+        let scheduled = ScheduledCallDTO(
+            scheduleID: 7, phoneNumber: "+14155550123", scenario: "default", scheduledTime: seedInstant, status: "placed", callSid: "CA9",
+            failureReason: nil)
         #expect(try roundTrips(scheduled))
         #expect(try roundTrips(ScheduledCallsResponse(scheduledCalls: [scheduled])))
-        #expect(try roundTrips(CallHistoryResponse(
-            callHistory: [
-                CallHistoryItem(id: 1, phoneNumber: "+14155550123", scenario: "default", status: "completed", createdAt: seedInstant, callSid: "CA1", durationSeconds: 42, endedReason: "completed", durationLimit: 60),
-                CallHistoryItem(id: 2, phoneNumber: "+14155550123", scenario: "default", status: "ringing", createdAt: seedInstant, callSid: "CA2", durationSeconds: nil, endedReason: nil, durationLimit: 60),
-            ],
-            totalCalls: 12
-        )))
-        #expect(try roundTrips(PricingResponse(
-            plans: [PricingPlan(id: "basic", name: "Basic Plan", price: "$4.99", billing: "weekly", calls: "5 calls per week", durationLimit: "1 minute per call", features: ["a"], productID: "p")],
-            addon: AddonPricing(id: "addon", name: "Additional Calls", price: "$4.99", calls: "5 additional calls", expires: "30 days", description: "d", productID: "q")
-        )))
-        #expect(try roundTrips(SubscriptionStatusResponse(
-            subscriptionTier: "mobile_basic", subscriptionStatus: "active", isSubscribed: true, subscriptionStartDate: seedInstant,
-            subscriptionEndDate: seedInstant.addingTimeInterval(604_800), nextPaymentDate: seedInstant.addingTimeInterval(604_800),
-            billingCycle: "weekly", appStoreTransactionID: "1", appStoreProductID: "speech_assistant_basic_weekly"
-        )))
-        #expect(try roundTrips(PurchaseResponse(success: true, message: "ok", usageStats: PurchaseUsageStats(subscriptionTier: nil, isSubscribed: false, callsRemainingThisWeek: 0, callsRemainingThisMonth: 0, addonCallsRemaining: 5))))
+        #expect(
+            try roundTrips(
+                CallHistoryResponse(
+                    callHistory: [
+                        CallHistoryItem(
+                            id: 1, phoneNumber: "+14155550123", scenario: "default", status: "completed", createdAt: seedInstant, callSid: "CA1",
+                            durationSeconds: 42, endedReason: "completed", durationLimit: 60),
+                        CallHistoryItem(
+                            id: 2, phoneNumber: "+14155550123", scenario: "default", status: "ringing", createdAt: seedInstant, callSid: "CA2",
+                            durationSeconds: nil, endedReason: nil, durationLimit: 60),
+                    ],
+                    totalCalls: 12
+                )))
+        #expect(
+            try roundTrips(
+                PricingResponse(
+                    plans: [
+                        PricingPlan(
+                            id: "basic", name: "Basic Plan", price: "$4.99", billing: "weekly", calls: "5 calls per week",
+                            durationLimit: "1 minute per call", features: ["a"], productID: "p")
+                    ],
+                    addon: AddonPricing(
+                        id: "addon", name: "Additional Calls", price: "$4.99", calls: "5 additional calls", expires: "30 days", description: "d",
+                        productID: "q")
+                )))
+        #expect(
+            try roundTrips(
+                SubscriptionStatusResponse(
+                    subscriptionTier: "mobile_basic", subscriptionStatus: "active", isSubscribed: true, subscriptionStartDate: seedInstant,
+                    subscriptionEndDate: seedInstant.addingTimeInterval(604_800), nextPaymentDate: seedInstant.addingTimeInterval(604_800),
+                    billingCycle: "weekly", appStoreTransactionID: "1", appStoreProductID: "speech_assistant_basic_weekly"
+                )))
+        #expect(
+            try roundTrips(
+                PurchaseResponse(
+                    success: true, message: "ok",
+                    usageStats: PurchaseUsageStats(
+                        subscriptionTier: nil, isSubscribed: false, callsRemainingThisWeek: 0, callsRemainingThisMonth: 0, addonCallsRemaining: 5))))
         #expect(try roundTrips(TokenResponse(accessToken: "a", refreshToken: "r", expiresIn: 900)))
         #expect(try roundTrips(ErrorResponse(detail: "Not authenticated")))
-        #expect(try roundTrips(ValidationErrorResponse(detail: "Invalid request", errors: [FieldError(field: "phone_number", message: "must be E.164")])))
+        #expect(
+            try roundTrips(ValidationErrorResponse(detail: "Invalid request", errors: [FieldError(field: "phone_number", message: "must be E.164")])))
         #expect(try roundTrips(CustomScenarioDTO(id: "custom_1", name: "n", persona: "p", voice: "marin", createdAt: seedInstant)))
-        #expect(try roundTrips(VoicesResponse(voices: [VoiceDTO(id: "alloy", displayName: "Alloy", gender: "female", accent: "american", personality: "warm_engaging", description: "d")])))
+        #expect(
+            try roundTrips(
+                VoicesResponse(voices: [
+                    VoiceDTO(id: "alloy", displayName: "Alloy", gender: "female", accent: "american", personality: "warm_engaging", description: "d")
+                ])))
     }
 
     @Test("errors: {detail} without request_id unless set")
     func errorBodies() throws {
         #expect(try tree(of: ErrorResponse(detail: "Not authenticated")) == tree(#"{"detail":"Not authenticated"}"#))
         #expect(try tree(of: ErrorResponse(detail: "Internal server error", requestID: "abc")).keys == ["detail", "request_id"])
-        #expect(try tree(of: ValidationErrorResponse(detail: "x", errors: [FieldError(field: "f", message: "m")]))
-            == tree(#"{"detail":"x","errors":[{"field":"f","message":"m"}]}"#))
+        #expect(
+            try tree(of: ValidationErrorResponse(detail: "x", errors: [FieldError(field: "f", message: "m")]))
+                == tree(#"{"detail":"x","errors":[{"field":"f","message":"m"}]}"#))
     }
 }
 
@@ -322,7 +365,9 @@ struct DTOShapeTests {
 struct SeedExampleTests {
     @Test("usage-stats")
     func usageStats() throws {
-        let (seed, ours, value) = try seedRoundTrip(UsageStatsResponse.self, #"""
+        let (seed, ours, value) = try seedRoundTrip(
+            UsageStatsResponse.self,
+            #"""
             {
               "app_type": "mobile_consumer",
               "is_trial_active": true,
@@ -349,7 +394,9 @@ struct SeedExampleTests {
 
     @Test("check-call-permission")
     func checkCallPermission() throws {
-        let (seed, ours, value) = try seedRoundTrip(CallPermissionResponse.self, #"""
+        let (seed, ours, value) = try seedRoundTrip(
+            CallPermissionResponse.self,
+            #"""
             {
               "can_make_call": true,
               "status": "basic_call_available",
@@ -373,7 +420,9 @@ struct SeedExampleTests {
     func pricing() throws {
         // The seed's pricing example has no `product_id`; our PricingPlan and AddonPricing require it (the app
         // needs it to start a StoreKit purchase), so the seed's JSON is taken with the product ids added.
-        let (seed, ours, value) = try seedRoundTrip(PricingResponse.self, #"""
+        let (seed, ours, value) = try seedRoundTrip(
+            PricingResponse.self,
+            #"""
             {
               "plans": [
                 {
@@ -418,7 +467,9 @@ struct SeedExampleTests {
         #expect(value.addon.expires == "30 days")
         // Without the product ids, as the seed prints it, decoding fails loudly rather than inventing one.
         #expect(throws: DecodingError.self) {
-            try decode(AddonPricing.self, #"{"id":"addon","name":"Additional Calls","price":"$4.99","calls":"5 additional calls","expires":"30 days","description":"d"}"#)
+            try decode(
+                AddonPricing.self,
+                #"{"id":"addon","name":"Additional Calls","price":"$4.99","calls":"5 additional calls","expires":"30 days","description":"d"}"#)
         }
     }
 
@@ -428,7 +479,9 @@ struct SeedExampleTests {
         #expect(request.ours == request.seed)
         #expect(request.value == MakeCallRequest(phoneNumber: "+1234567890", scenario: "default"))
 
-        let (seed, ours, value) = try seedRoundTrip(MakeCallResponse.self, #"""
+        let (seed, ours, value) = try seedRoundTrip(
+            MakeCallResponse.self,
+            #"""
             {
               "call_sid": "CA1234567890abcdef",
               "status": "initiated",
@@ -444,12 +497,16 @@ struct SeedExampleTests {
         #expect(ours == seed)
         #expect(value.callSid == "CA1234567890abcdef")
         #expect(value.durationLimit == 60)
-        #expect(value.usageStats == CallUsageSnapshot(callsRemainingThisWeek: 4, callsRemainingThisMonth: 29, addonCallsRemaining: 0, upgradeRecommended: false))
+        #expect(
+            value.usageStats
+                == CallUsageSnapshot(callsRemainingThisWeek: 4, callsRemainingThisMonth: 29, addonCallsRemaining: 0, upgradeRecommended: false))
     }
 
     @Test("the 402 body")
     func paymentRequired() throws {
-        let (seed, ours, value) = try seedRoundTrip(PaymentRequiredResponse.self, #"""
+        let (seed, ours, value) = try seedRoundTrip(
+            PaymentRequiredResponse.self,
+            #"""
             {
               "detail": {
                 "error": "trial_exhausted",
@@ -475,15 +532,18 @@ struct SeedExampleTests {
         #expect(ours == seed)
         #expect(value.detail.error == "trial_exhausted")
         #expect(value.detail.timestamp == seedInstant)
-        #expect(value.detail.upgradeOptions == [
-            UpgradeOption(plan: "basic", price: "$4.99", calls: "5/week", productID: "speech_assistant_basic_weekly"),
-            UpgradeOption(plan: "premium", price: "$25.00", calls: "30/month", productID: "speech_assistant_premium_monthly"),
-        ])
+        #expect(
+            value.detail.upgradeOptions == [
+                UpgradeOption(plan: "basic", price: "$4.99", calls: "5/week", productID: "speech_assistant_basic_weekly"),
+                UpgradeOption(plan: "premium", price: "$25.00", calls: "30/month", productID: "speech_assistant_premium_monthly"),
+            ])
     }
 
     @Test("schedule-call request and answer")
     func scheduleCall() throws {
-        let request = try seedRoundTrip(ScheduleCallRequest.self, #"""
+        let request = try seedRoundTrip(
+            ScheduleCallRequest.self,
+            #"""
             {
               "phone_number": "+1234567890",
               "scenario": "default",
@@ -496,7 +556,9 @@ struct SeedExampleTests {
         #expect(try decode(ScheduleCallRequest.self, #"{"phone_number":"+1234567890","scenario":"default"}"#).scheduledTime == nil)
 
         // call_sid and failure_reason are ours, present only once they apply: the seed's answer is exactly ours.
-        let (seed, ours, value) = try seedRoundTrip(ScheduledCallDTO.self, #"""
+        let (seed, ours, value) = try seedRoundTrip(
+            ScheduledCallDTO.self,
+            #"""
             {
               "schedule_id": 123,
               "phone_number": "+1234567890",
@@ -516,7 +578,9 @@ struct SeedExampleTests {
         // The seed's item lacks `duration_limit`, which our CallHistoryItem requires (every call has one), and
         // `duration_seconds`/`ended_reason`, which the issue adds and which we always send (null until known).
         // The seed's JSON is taken with those three added.
-        let (seed, ours, value) = try seedRoundTrip(CallHistoryResponse.self, #"""
+        let (seed, ours, value) = try seedRoundTrip(
+            CallHistoryResponse.self,
+            #"""
             {
               "call_history": [
                 {
@@ -541,17 +605,25 @@ struct SeedExampleTests {
 
         // The seed's item verbatim (no duration fields) is refused for want of duration_limit.
         #expect(throws: DecodingError.self) {
-            try decode(CallHistoryItem.self, #"{"id":456,"phone_number":"+1234567890","scenario":"default","status":"completed","created_at":"2024-01-14T10:30:00Z","call_sid":"CA1234567890abcdef"}"#)
+            try decode(
+                CallHistoryItem.self,
+                #"{"id":456,"phone_number":"+1234567890","scenario":"default","status":"completed","created_at":"2024-01-14T10:30:00Z","call_sid":"CA1234567890abcdef"}"#
+            )
         }
         // duration_seconds and ended_reason may be absent or null.
-        let pending = try decode(CallHistoryItem.self, #"{"id":1,"phone_number":"+1","scenario":"default","status":"ringing","created_at":"2024-01-14T10:30:00Z","call_sid":"CA1","duration_seconds":null,"duration_limit":60}"#)
+        let pending = try decode(
+            CallHistoryItem.self,
+            #"{"id":1,"phone_number":"+1","scenario":"default","status":"ringing","created_at":"2024-01-14T10:30:00Z","call_sid":"CA1","duration_seconds":null,"duration_limit":60}"#
+        )
         #expect(pending.durationSeconds == nil)
         #expect(pending.endedReason == nil)
     }
 
     @Test("subscription-status")
     func subscriptionStatus() throws {
-        let (seed, ours, value) = try seedRoundTrip(SubscriptionStatusResponse.self, #"""
+        let (seed, ours, value) = try seedRoundTrip(
+            SubscriptionStatusResponse.self,
+            #"""
             {
               "subscription_tier": "mobile_weekly",
               "subscription_status": "active",
@@ -578,7 +650,9 @@ struct SeedExampleTests {
         #expect(refresh.ours == refresh.seed)
         // The seed's token answer has no `expires_in`; our TokenResponse requires it (the SDK schedules refreshes
         // from it), so the example is taken with it added. Clients that ignore unknown keys are unaffected.
-        let tokens = try seedRoundTrip(TokenResponse.self, #"""
+        let tokens = try seedRoundTrip(
+            TokenResponse.self,
+            #"""
             {
               "access_token": "eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9...",
               "refresh_token": "eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9...",
@@ -592,7 +666,9 @@ struct SeedExampleTests {
 
     @Test("purchase bodies")
     func purchases() throws {
-        let request = try seedRoundTrip(PurchaseRequest.self, #"""
+        let request = try seedRoundTrip(
+            PurchaseRequest.self,
+            #"""
             {
               "receipt_data": "base64_encoded_receipt_from_app_store",
               "is_sandbox": false,
@@ -601,7 +677,9 @@ struct SeedExampleTests {
             """#)
         #expect(request.ours == request.seed)
 
-        let answer = try seedRoundTrip(PurchaseResponse.self, #"""
+        let answer = try seedRoundTrip(
+            PurchaseResponse.self,
+            #"""
             {
               "success": true,
               "message": "Purchase processed successfully!",
@@ -616,7 +694,9 @@ struct SeedExampleTests {
             """#)
         #expect(answer.ours == answer.seed)
 
-        let upgrade = try seedRoundTrip(UpgradeSubscriptionRequest.self, #"""
+        let upgrade = try seedRoundTrip(
+            UpgradeSubscriptionRequest.self,
+            #"""
             {
               "receipt_data": "base64_encoded_receipt_from_app_store",
               "is_sandbox": false,
@@ -625,7 +705,9 @@ struct SeedExampleTests {
             """#)
         #expect(upgrade.ours == upgrade.seed)
 
-        let upgraded = try seedRoundTrip(UpgradeSubscriptionResponse.self, #"""
+        let upgraded = try seedRoundTrip(
+            UpgradeSubscriptionResponse.self,
+            #"""
             {
               "success": true,
               "message": "Successfully upgraded to weekly subscription!",
@@ -640,7 +722,9 @@ struct SeedExampleTests {
         #expect(upgraded.ours == upgraded.seed)
 
         // The webhook body: only signedPayload is kept (the seed's unsigned fields are not trusted).
-        let notification = try decode(AppStoreNotificationRequest.self, #"""
+        let notification = try decode(
+            AppStoreNotificationRequest.self,
+            #"""
             {
               "signedPayload": "jwt_signed_payload_from_apple",
               "notificationType": "RENEWAL",

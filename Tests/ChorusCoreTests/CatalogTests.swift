@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import ChorusCore
 
 @Suite struct CatalogTests {
@@ -193,7 +194,6 @@ import Testing
     }
 
     @Test func personalityRawValuesMatchSeed() {
-        #expect(VoicePersonality.allCases.map(\.rawValue) ==
-            ["warm_engaging", "energetic_upbeat", "gentle_supportive", "professional_neutral"])
+        #expect(VoicePersonality.allCases.map(\.rawValue) == ["warm_engaging", "energetic_upbeat", "gentle_supportive", "professional_neutral"])
     }
 }

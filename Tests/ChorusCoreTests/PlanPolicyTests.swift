@@ -93,14 +93,17 @@ struct BillingCycleTests {
         for n in [100, 520, 5_200, 52_000] {
             let start = registered.addingTimeInterval(Double(n) * week)
             #expect(BillingCycle.interval(containing: start, anchor: registered, length: week).start == start)
-            #expect(BillingCycle.interval(containing: start.addingTimeInterval(-1), anchor: registered, length: week).start
-                == registered.addingTimeInterval(Double(n - 1) * week))
-            #expect(BillingCycle.interval(containing: start.addingTimeInterval(week - 1), anchor: registered, length: week).start
-                == start)
+            #expect(
+                BillingCycle.interval(containing: start.addingTimeInterval(-1), anchor: registered, length: week).start
+                    == registered.addingTimeInterval(Double(n - 1) * week))
+            #expect(
+                BillingCycle.interval(containing: start.addingTimeInterval(week - 1), anchor: registered, length: week).start
+                    == start)
         }
         let monthStart = registered.addingTimeInterval(1_200 * month)
-        #expect(BillingCycle.interval(containing: monthStart.addingTimeInterval(5), anchor: registered, length: month).start
-            == monthStart)
+        #expect(
+            BillingCycle.interval(containing: monthStart.addingTimeInterval(5), anchor: registered, length: month).start
+                == monthStart)
         // The start is always a whole number of periods after the anchor.
         let start = BillingCycle.interval(
             containing: registered.addingTimeInterval(123_456_789), anchor: registered, length: week
@@ -128,8 +131,10 @@ struct CallPermissionPolicyTests {
     @Test("trial: 3 then 2 then 1 call available, charged to the trial, 60 s")
     func trialAvailable() {
         let now = registered.addingTimeInterval(3_600)
-        let expected = [(0, 3, "You have 3 trial calls remaining"), (1, 2, "You have 2 trial calls remaining"),
-                        (2, 1, "You have 1 trial call remaining")]
+        let expected = [
+            (0, 3, "You have 3 trial calls remaining"), (1, 2, "You have 2 trial calls remaining"),
+            (2, 1, "You have 1 trial call remaining"),
+        ]
         for (used, remaining, message) in expected {
             let decision = policy.evaluate(account(trialUsed: used), at: now)
             #expect(decision.status == .trialCallAvailable)
@@ -547,7 +552,8 @@ struct UsageReportTests {
         #expect(stats.monthStartDate == anchor)
 
         let snapshot = UsageReport.callSnapshot(position)
-        #expect(snapshot == CallUsageSnapshot(callsRemainingThisWeek: 26, callsRemainingThisMonth: 26, addonCallsRemaining: 8, upgradeRecommended: false))
+        #expect(
+            snapshot == CallUsageSnapshot(callsRemainingThisWeek: 26, callsRemainingThisMonth: 26, addonCallsRemaining: 8, upgradeRecommended: false))
         let purchase = UsageReport.purchaseSnapshot(position)
         #expect(purchase.subscriptionTier == "mobile_premium")
         #expect(purchase.isSubscribed)
@@ -558,7 +564,8 @@ struct UsageReportTests {
     func permissionAllowed() throws {
         let anchor = registered.addingTimeInterval(10 * day)
         let plan = ActivePlan(tier: .basic, anchor: anchor, expiresAt: anchor.addingTimeInterval(month))
-        let decision = policy.evaluate(account(trialUsed: 3, plan: plan, buckets: [planBucket(.basic, cycleStart: anchor, used: 1)]), at: anchor.addingTimeInterval(day))
+        let decision = policy.evaluate(
+            account(trialUsed: 3, plan: plan, buckets: [planBucket(.basic, cycleStart: anchor, used: 1)]), at: anchor.addingTimeInterval(day))
         let response = UsageReport.permission(decision, appType: "mobile_consumer")
         #expect(response.canMakeCall)
         #expect(response.status == "basic_call_available")

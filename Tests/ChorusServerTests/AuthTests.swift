@@ -15,7 +15,8 @@ struct AuthTests {
             #expect(try await server.usage(tokens.accessToken).appType == "mobile_consumer")
 
             // Same email in another case is the same account.
-            let duplicate = try await server.request(.POST, "/auth/register", json: RegisterRequest(email: "mobile@TEST.com", password: "password123"))
+            let duplicate = try await server.request(
+                .POST, "/auth/register", json: RegisterRequest(email: "mobile@TEST.com", password: "password123"))
             #expect(duplicate.status == 400)
             #expect(duplicate.detail == "Email already registered")
 
@@ -29,7 +30,8 @@ struct AuthTests {
             #expect(pair.refreshToken != loggedIn.refreshToken)
             #expect(try await server.usage(pair.accessToken).callsMadeTotal == 0)
 
-            let logout = try await server.request(.POST, "/auth/logout", token: pair.accessToken, json: LogoutRequest(refreshToken: pair.refreshToken))
+            let logout = try await server.request(
+                .POST, "/auth/logout", token: pair.accessToken, json: LogoutRequest(refreshToken: pair.refreshToken))
             #expect(logout.status == 200)
             #expect(logout.detail == "Logged out successfully")
             let afterLogout = try await server.request(.POST, "/auth/refresh", json: RefreshRequest(refreshToken: pair.refreshToken))
@@ -62,7 +64,8 @@ struct AuthTests {
                 .POST, "/auth/register", json: RegisterRequest(email: "c@example.com", password: String(repeating: "x", count: 129))
             )
             #expect(tooLong.status == 422)
-            let missing = try await server.request(.POST, "/auth/register", body: Data(#"{"email":"d@example.com"}"#.utf8), headers: [("Content-Type", "application/json")])
+            let missing = try await server.request(
+                .POST, "/auth/register", body: Data(#"{"email":"d@example.com"}"#.utf8), headers: [("Content-Type", "application/json")])
             #expect(missing.status == 422)
             #expect((missing.json["errors"] as? [[String: String]])?.first == ["field": "password", "message": "Field required"])
         }

@@ -42,9 +42,11 @@ struct CallsTests {
             #expect(call.status == 200, "\(call.text)")
             let placed = try call.decode(MakeCallResponse.self)
             #expect(placed.callSid.hasPrefix("CA") && placed.status == "initiated" && placed.durationLimit == 60)
-            #expect(placed.usageStats == CallUsageSnapshot(
-                callsRemainingThisWeek: 2, callsRemainingThisMonth: 2, addonCallsRemaining: 0, upgradeRecommended: false
-            ))
+            #expect(
+                placed.usageStats
+                    == CallUsageSnapshot(
+                        callsRemainingThisWeek: 2, callsRemainingThisMonth: 2, addonCallsRemaining: 0, upgradeRecommended: false
+                    ))
 
             let ended = try await server.waitForEnd(token, sid: placed.callSid)
             #expect(ended.status == "completed")
@@ -158,9 +160,12 @@ struct CallsTests {
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<25 {
                     group.addTask {
-                        try await server.request(.POST, "/mobile/custom-scenarios", token: token, json: CreateCustomScenarioRequest(
-                            name: "Persona \(index)", persona: body.persona, voice: "alloy"
-                        )).status
+                        try await server.request(
+                            .POST, "/mobile/custom-scenarios", token: token,
+                            json: CreateCustomScenarioRequest(
+                                name: "Persona \(index)", persona: body.persona, voice: "alloy"
+                            )
+                        ).status
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }

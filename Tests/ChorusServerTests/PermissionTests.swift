@@ -49,9 +49,12 @@ struct PermissionTests {
             #expect(try await server.permission(token).status == "upgrade_required")
             let purchase = try await server.buy(token, productID: "speech_assistant_basic_weekly", periodSeconds: 14 * 86_400)
             #expect(purchase.success && purchase.message == "Purchase processed successfully!")
-            #expect(purchase.usageStats == PurchaseUsageStats(
-                subscriptionTier: "mobile_basic", isSubscribed: true, callsRemainingThisWeek: 5, callsRemainingThisMonth: 5, addonCallsRemaining: 0
-            ))
+            #expect(
+                purchase.usageStats
+                    == PurchaseUsageStats(
+                        subscriptionTier: "mobile_basic", isSubscribed: true, callsRemainingThisWeek: 5, callsRemainingThisMonth: 5,
+                        addonCallsRemaining: 0
+                    ))
             let basic = try await server.permission(token)
             #expect(basic.status == "basic_call_available" && basic.details.message == "You have 5 calls remaining this week")
             for index in 0..<5 {

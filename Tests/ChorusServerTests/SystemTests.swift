@@ -30,7 +30,8 @@ struct SystemTests {
 
             let token = try await server.register().accessToken
             let huge = Data(#"{"phone_number":"+14155550100","scenario":""#.utf8) + Data(repeating: 0x61, count: 200_000) + Data(#""}"#.utf8)
-            let tooBig = try await server.request(.POST, "/mobile/make-call", token: token, body: huge, headers: [("Content-Type", "application/json")])
+            let tooBig = try await server.request(
+                .POST, "/mobile/make-call", token: token, body: huge, headers: [("Content-Type", "application/json")])
             #expect(tooBig.status == 413)
             #expect(tooBig.detail != nil)
             #expect(try await server.usage(token).trialCallsUsed == 0)
@@ -66,16 +67,18 @@ struct SystemTests {
                     documented.insert("\(method.uppercased()) \(path)")
                 }
             }
-            let registered = Set(server.app.routes.all.map { route in
-                "\(route.method.rawValue) /" + route.path.map { component -> String in
-                    switch component {
-                    case .constant(let text): text
-                    case .parameter(let name): "{\(name)}"
-                    case .anything: "*"
-                    case .catchall: "**"
-                    }
-                }.joined(separator: "/")
-            })
+            let registered = Set(
+                server.app.routes.all.map { route in
+                    "\(route.method.rawValue) /"
+                        + route.path.map { component -> String in
+                            switch component {
+                            case .constant(let text): text
+                            case .parameter(let name): "{\(name)}"
+                            case .anything: "*"
+                            case .catchall: "**"
+                            }
+                        }.joined(separator: "/")
+                })
             #expect(registered.subtracting(documented).sorted() == [], "routes missing from openapi.json")
             #expect(documented.subtracting(registered).sorted() == [], "openapi.json names routes that do not exist")
         }
@@ -87,9 +90,10 @@ struct SystemTests {
             let token = try await server.register().accessToken
             let call = MakeCallRequest(phoneNumber: "+14155550100", scenario: "default")
             #expect(try await server.request(.POST, "/test/test-call", token: token, json: call).status == 404)
-            #expect(try await server.request(
-                .POST, "/test/bypass-rate-limit", token: token, json: BypassRateLimitRequest(endpoint: "/mobile/make-call", data: call)
-            ).status == 404)
+            #expect(
+                try await server.request(
+                    .POST, "/test/bypass-rate-limit", token: token, json: BypassRateLimitRequest(endpoint: "/mobile/make-call", data: call)
+                ).status == 404)
         }
         try await TestServer.run(on: database) { server in
             let token = try await server.register().accessToken

@@ -1,7 +1,8 @@
 import ChorusAPI
-@testable import ChorusServer
 import Foundation
 import Testing
+
+@testable import ChorusServer
 
 @Suite("Twilio status callbacks")
 struct WebhookTests {

@@ -113,7 +113,8 @@ public enum UsageReport {
     public static func pricing(_ catalog: PlanCatalog) -> PricingResponse {
         func plan(_ terms: PlanTerms) -> PricingPlan {
             let minutes = terms.durationLimitSeconds / 60
-            let duration = terms.durationLimitSeconds % 60 == 0
+            let duration =
+                terms.durationLimitSeconds % 60 == 0
                 ? "\(minutes) minute\(minutes == 1 ? "" : "s") per call" : "\(terms.durationLimitSeconds) seconds per call"
             return PricingPlan(
                 id: terms.tier.rawValue, name: terms.name, price: terms.price, billing: terms.billing,

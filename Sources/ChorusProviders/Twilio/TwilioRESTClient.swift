@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 import ChorusCore
 import Foundation
-import NIOFoundationCompat
 import Logging
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 
 /// Places and ends calls through Twilio's Programmable Voice REST API (`2010-04-01`).

@@ -146,14 +146,15 @@ public struct ChorusConfiguration: Sendable {
 
         let configuredPublicURL = reader.value("CHORUS_PUBLIC_URL", default: URL?.none) { text in
             guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text),
-                  let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil
+                let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil
             else { return nil }
             return url
         }
         let publicURL = configuredPublicURL ?? loopbackURL(host: host, port: listenPort)
 
         let dataDirectoryPath = reader.string("CHORUS_DATA_DIR") ?? "data"
-        let dataDirectory = dataDirectoryPath.hasPrefix("/")
+        let dataDirectory =
+            dataDirectoryPath.hasPrefix("/")
             ? URL(fileURLWithPath: dataDirectoryPath) : cwd.appendingPathComponent(dataDirectoryPath)
 
         let cors = (reader.string("CHORUS_CORS_ORIGINS") ?? "")
@@ -205,7 +206,9 @@ public struct ChorusConfiguration: Sendable {
             logLevel: reader.value("CHORUS_LOG_LEVEL", default: "info") { text in
                 ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(text.lowercased()) ? text.lowercased() : nil
             },
-            logFormat: reader.value("CHORUS_LOG_FORMAT", default: env == .production ? LogFormat.json : .text) { LogFormat(rawValue: $0.lowercased()) }
+            logFormat: reader.value("CHORUS_LOG_FORMAT", default: env == .production ? LogFormat.json : .text) {
+                LogFormat(rawValue: $0.lowercased())
+            }
         )
         if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
         return configuration

@@ -22,17 +22,21 @@ struct RequestIDMiddleware: AsyncMiddleware {
         if request.logger.logLevel <= .info {
             let elapsed = ContinuousClock.now - started
             let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
-            request.logger.info("request", metadata: [
-                "method": .string(request.method.rawValue), "path": .string(request.url.path),
-                "status": .stringConvertible(response.status.code), "ms": .string(String(format: "%.1f", milliseconds)),
-            ])
+            request.logger.info(
+                "request",
+                metadata: [
+                    "method": .string(request.method.rawValue), "path": .string(request.url.path),
+                    "status": .stringConvertible(response.status.code), "ms": .string(String(format: "%.1f", milliseconds)),
+                ])
         }
         return response
     }
 
     static func isAcceptable(_ value: String) -> Bool {
         (1...128).contains(value.utf8.count)
-            && value.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || $0 == 45 || $0 == 95 || $0 == 46 }
+            && value.utf8.allSatisfy {
+                ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || $0 == 45 || $0 == 95 || $0 == 46
+            }
     }
 }
 

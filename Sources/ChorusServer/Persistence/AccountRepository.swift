@@ -27,12 +27,14 @@ extension ChorusStore {
     /// Creates the user and its trial allowance. Returns `nil` when the email is taken.
     func createUser(_ user: UserRecord, trial: QuotaBucket) async throws -> UserRecord? {
         try await writeTransaction { tx in
-            let inserted = try await tx.sql.raw("""
+            let inserted = try await tx.sql.raw(
+                """
                 INSERT INTO users (id, email, password_hash, app_type, created_at)
                 VALUES (\(bind: user.id), \(bind: user.email), \(bind: user.passwordHash), \(bind: user.appType), \
                 \(bind: user.createdAt.epochMillis))
                 ON CONFLICT (email) DO NOTHING RETURNING id
-                """).first()
+                """
+            ).first()
             guard inserted != nil else { return nil }
             try await tx.insertBucket(trial, userID: user.id)
             return user
@@ -59,29 +61,35 @@ extension ChorusStore {
     /// Starts a new token family (one sign-in) and stores its first token.
     func startRefreshFamily(familyID: String, userID: String, tokenHash: String, now: Date, expiresAt: Date) async throws {
         try await writeTransaction { tx in
-            try await tx.sql.raw("""
+            try await tx.sql.raw(
+                """
                 INSERT INTO refresh_families (id, user_id, created_at) VALUES (\(bind: familyID), \(bind: userID), \(bind: now.epochMillis))
-                """).run()
+                """
+            ).run()
             try await tx.insertRefreshToken(hash: tokenHash, userID: userID, familyID: familyID, now: now, expiresAt: expiresAt)
         }
     }
 
     func insertRefreshToken(hash: String, userID: String, familyID: String, now: Date, expiresAt: Date) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             INSERT INTO refresh_tokens (token_hash, user_id, family_id, created_at, expires_at)
             VALUES (\(bind: hash), \(bind: userID), \(bind: familyID), \(bind: now.epochMillis), \(bind: expiresAt.epochMillis))
-            """).run()
+            """
+        ).run()
     }
 
     /// Marks the token used with one compare-and-set (unused, unexpired, family not revoked).
     /// Presenting a token that was already used revokes its whole family, successors included.
     func rotateRefreshToken(hash: String, now: Date) async throws -> RefreshRotation {
-        let claimed = try await sql.raw("""
+        let claimed = try await sql.raw(
+            """
             UPDATE refresh_tokens SET used_at = \(bind: now.epochMillis)
             WHERE token_hash = \(bind: hash) AND used_at IS NULL AND expires_at > \(bind: now.epochMillis)
               AND NOT EXISTS (SELECT 1 FROM refresh_families f WHERE f.id = refresh_tokens.family_id AND f.revoked_at IS NOT NULL)
             RETURNING user_id, family_id
-            """).first()
+            """
+        ).first()
         if let claimed {
             return .rotated(userID: try claimed.string("user_id"), familyID: try claimed.string("family_id"))
         }
@@ -93,25 +101,32 @@ extension ChorusStore {
     }
 
     func revokeFamily(_ familyID: String, now: Date) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             UPDATE refresh_families SET revoked_at = \(bind: now.epochMillis) WHERE id = \(bind: familyID) AND revoked_at IS NULL
-            """).run()
+            """
+        ).run()
     }
 
     /// Revokes the family of `hash` if it belongs to `userID`. Returns whether a token matched.
     func revokeFamily(ofToken hash: String, userID: String, now: Date) async throws -> Bool {
-        guard let row = try await sql.raw("""
-            SELECT family_id FROM refresh_tokens WHERE token_hash = \(bind: hash) AND user_id = \(bind: userID)
-            """).first()
+        guard
+            let row = try await sql.raw(
+                """
+                SELECT family_id FROM refresh_tokens WHERE token_hash = \(bind: hash) AND user_id = \(bind: userID)
+                """
+            ).first()
         else { return false }
         try await revokeFamily(try row.string("family_id"), now: now)
         return true
     }
 
     func revokeAllRefreshFamilies(userID: String, now: Date) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             UPDATE refresh_families SET revoked_at = \(bind: now.epochMillis) WHERE user_id = \(bind: userID) AND revoked_at IS NULL
-            """).run()
+            """
+        ).run()
     }
 
     func refreshFamilyIsRevoked(_ familyID: String) async throws -> Bool {

@@ -63,14 +63,16 @@ extension ChorusStore {
                 guard try await tx.takeCall(from: bucket, userID: call.userID, now: now) else { return nil }
             }
             let state: ChargeState = bucket == nil ? .free : .charged
-            let row = try await tx.sql.raw("""
+            let row = try await tx.sql.raw(
+                """
                 INSERT INTO calls (user_id, phone_number, scenario, status, status_rank, bucket_key, charge_state, duration_limit,
                   schedule_id, created_at, updated_at)
                 VALUES (\(bind: call.userID), \(bind: call.phoneNumber), \(bind: call.scenario), \(bind: CallStatus.initiated.rawValue), 0,
                   \(bind: bucket?.key), \(bind: state.rawValue), \(bind: Int64(call.durationLimit)), \(bind: call.scheduleID.map(Int64.init)),
                   \(bind: now.epochMillis), \(bind: now.epochMillis))
                 RETURNING id
-                """).first()
+                """
+            ).first()
             guard let row else { throw ChorusStoreError.missingRow("calls") }
             return CallRecord(
                 id: try row.int("id"), userID: call.userID, callSid: nil, phoneNumber: call.phoneNumber, scenario: call.scenario,
@@ -81,23 +83,27 @@ extension ChorusStore {
     }
 
     func attachSid(_ sid: String, toCall id: Int, now: Date) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             UPDATE calls SET call_sid = \(bind: sid), updated_at = \(bind: now.epochMillis) WHERE id = \(bind: Int64(id)) AND call_sid IS NULL
-            """).run()
+            """
+        ).run()
     }
 
     /// The provider refused to place the call: mark it failed and give the charge back, once. The call no longer
     /// holds its schedule, so a retried scheduled call can be placed again.
     func releaseCall(id: Int, now: Date) async throws {
         try await writeTransaction { tx in
-            let row = try await tx.sql.raw("""
+            let row = try await tx.sql.raw(
+                """
                 UPDATE calls SET status = \(bind: CallStatus.failed.rawValue), status_rank = 4,
                   ended_reason = \(bind: EndedReason.failedToStart.rawValue), ended_at = \(bind: now.epochMillis),
                   updated_at = \(bind: now.epochMillis), schedule_id = NULL,
                   charge_state = CASE WHEN charge_state = 'charged' THEN 'released' ELSE charge_state END
                 WHERE id = \(bind: Int64(id)) AND status_rank < 4
                 RETURNING user_id, bucket_key, charge_state
-                """).first()
+                """
+            ).first()
             if let row, try row.string("charge_state") == ChargeState.released.rawValue, let key = try row.optionalString("bucket_key") {
                 try await tx.returnCall(toBucket: key, userID: try row.string("user_id"))
             }
@@ -110,7 +116,8 @@ extension ChorusStore {
         callID: Int?, callSid: String, status: CallStatus, durationSeconds: Int?, now: Date
     ) async throws -> CallStatusUpdate {
         try await writeTransaction { tx in
-            let selector: SQLQueryString = callID.map { "id = \(bind: Int64($0)) AND (call_sid IS NULL OR call_sid = \(bind: callSid))" }
+            let selector: SQLQueryString =
+                callID.map { "id = \(bind: Int64($0)) AND (call_sid IS NULL OR call_sid = \(bind: callSid))" }
                 ?? "call_sid = \(bind: callSid)"
             guard let current = try await tx.sql.raw("SELECT * FROM calls WHERE \(selector)").first().map(Self.callRecord) else {
                 return CallStatusUpdate(applied: false, refunded: false, call: nil)
@@ -124,13 +131,15 @@ extension ChorusStore {
             let newCharge = refund ? ChargeState.refunded : current.chargeState
             let answered: SQLQueryString = status == .inProgress ? "answered_at = \(bind: now.epochMillis)," : ""
             let ended: SQLQueryString = status.isTerminal ? "ended_at = \(bind: now.epochMillis)," : ""
-            let updated = try await tx.sql.raw("""
+            let updated = try await tx.sql.raw(
+                """
                 UPDATE calls SET status = \(bind: status.rawValue), status_rank = \(bind: Int64(status.rank)), \(answered) \(ended)
                   call_sid = \(bind: callSid), duration_seconds = \(bind: duration.map(Int64.init)),
                   ended_reason = \(bind: reason?.rawValue), charge_state = \(bind: newCharge.rawValue), updated_at = \(bind: now.epochMillis)
                 WHERE id = \(bind: Int64(current.id)) AND status_rank < \(bind: Int64(status.rank))
                 RETURNING id
-                """).first()
+                """
+            ).first()
             guard updated != nil else { return CallStatusUpdate(applied: false, refunded: false, call: current) }
             if refund, let key = current.bucketKey {
                 try await tx.returnCall(toBucket: key, userID: current.userID)
@@ -159,11 +168,14 @@ extension ChorusStore {
 
     /// The user's placed calls, newest first, and how many there are in all.
     func callHistory(userID: String, limit: Int) async throws -> (calls: [CallRecord], total: Int) {
-        let rows = try await sql.raw("""
+        let rows = try await sql.raw(
+            """
             SELECT * FROM calls WHERE user_id = \(bind: userID) AND call_sid IS NOT NULL
             ORDER BY created_at DESC, id DESC LIMIT \(bind: Int64(limit))
-            """).all()
-        let total = try await sql.raw("SELECT COUNT(*) AS total FROM calls WHERE user_id = \(bind: userID) AND call_sid IS NOT NULL")
+            """
+        ).all()
+        let total =
+            try await sql.raw("SELECT COUNT(*) AS total FROM calls WHERE user_id = \(bind: userID) AND call_sid IS NOT NULL")
             .first()?.int("total") ?? 0
         return (try rows.map(Self.callRecord), total)
     }

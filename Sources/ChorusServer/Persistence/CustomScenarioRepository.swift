@@ -27,7 +27,9 @@ struct CustomScenarioRecord: Sendable, Equatable {
 extension ChorusStore {
     /// Inserts the scenario unless the user already has `limit`. The count and the insert are one transaction
     /// holding the user's row lock (PostgreSQL) or the write lock (SQLite), so concurrent creations cannot overshoot.
-    func createCustomScenario(userID: String, name: String, persona: String, voice: String, limit: Int, now: Date) async throws
+    func createCustomScenario(
+        userID: String, name: String, persona: String, voice: String, limit: Int, now: Date
+    ) async throws
         -> CustomScenarioRecord?
     {
         try await writeTransaction { tx in
@@ -36,10 +38,13 @@ extension ChorusStore {
             }
             let count = try await tx.sql.raw("SELECT COUNT(*) AS n FROM custom_scenarios WHERE user_id = \(bind: userID)").first()?.int("n") ?? 0
             guard count < limit else { return nil }
-            guard let row = try await tx.sql.raw("""
-                INSERT INTO custom_scenarios (user_id, name, persona, voice, created_at)
-                VALUES (\(bind: userID), \(bind: name), \(bind: persona), \(bind: voice), \(bind: now.epochMillis)) RETURNING id
-                """).first()
+            guard
+                let row = try await tx.sql.raw(
+                    """
+                    INSERT INTO custom_scenarios (user_id, name, persona, voice, created_at)
+                    VALUES (\(bind: userID), \(bind: name), \(bind: persona), \(bind: voice), \(bind: now.epochMillis)) RETURNING id
+                    """
+                ).first()
             else { throw ChorusStoreError.missingRow("custom_scenarios") }
             return CustomScenarioRecord(id: try row.int("id"), userID: userID, name: name, persona: persona, voice: voice, createdAt: now)
         }

@@ -16,15 +16,19 @@ enum IdempotencyClaim: Sendable, Equatable {
 extension ChorusStore {
     /// Claims `key` for `userID` (a single insert; the primary key makes it atomic). Keys older than `ttl` are forgotten.
     func claimIdempotencyKey(userID: String, key: String, fingerprint: String, now: Date, ttl: TimeInterval) async throws -> IdempotencyClaim {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             DELETE FROM idempotency_keys WHERE user_id = \(bind: userID) AND key = \(bind: key)
               AND created_at < \(bind: now.addingTimeInterval(-ttl).epochMillis)
-            """).run()
-        let inserted = try await sql.raw("""
+            """
+        ).run()
+        let inserted = try await sql.raw(
+            """
             INSERT INTO idempotency_keys (user_id, key, fingerprint, state, created_at)
             VALUES (\(bind: userID), \(bind: key), \(bind: fingerprint), 'pending', \(bind: now.epochMillis))
             ON CONFLICT (user_id, key) DO NOTHING RETURNING key
-            """).first()
+            """
+        ).first()
         if inserted != nil { return .claimed }
         guard let row = try await sql.raw("SELECT * FROM idempotency_keys WHERE user_id = \(bind: userID) AND key = \(bind: key)").first()
         else { return .inProgress }  // released between the two statements; the client may retry
@@ -35,10 +39,12 @@ extension ChorusStore {
     }
 
     func completeIdempotencyKey(userID: String, key: String, status: Int, body: String) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             UPDATE idempotency_keys SET state = 'done', status_code = \(bind: Int64(status)), body = \(bind: body)
             WHERE user_id = \(bind: userID) AND key = \(bind: key)
-            """).run()
+            """
+        ).run()
     }
 
     /// Forgets a claim whose request failed, so the client can retry with the same key.

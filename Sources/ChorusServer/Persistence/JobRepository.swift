@@ -18,12 +18,15 @@ struct ClaimedJob: Sendable, Equatable {
 extension ChorusStore {
     @discardableResult
     func enqueueJob(kind: String, payload: String, runAt: Date, now: Date, maxAttempts: Int = 5) async throws -> Int {
-        guard let row = try await sql.raw("""
-            INSERT INTO jobs (kind, payload, status, run_at, attempts, max_attempts, created_at, updated_at)
-            VALUES (\(bind: kind), \(bind: payload), 'pending', \(bind: runAt.epochMillis), 0, \(bind: Int64(maxAttempts)),
-              \(bind: now.epochMillis), \(bind: now.epochMillis))
-            RETURNING id
-            """).first()
+        guard
+            let row = try await sql.raw(
+                """
+                INSERT INTO jobs (kind, payload, status, run_at, attempts, max_attempts, created_at, updated_at)
+                VALUES (\(bind: kind), \(bind: payload), 'pending', \(bind: runAt.epochMillis), 0, \(bind: Int64(maxAttempts)),
+                  \(bind: now.epochMillis), \(bind: now.epochMillis))
+                RETURNING id
+                """
+            ).first()
         else { throw ChorusStoreError.missingRow("jobs") }
         return try row.int("id")
     }
@@ -38,12 +41,14 @@ extension ChorusStore {
         let due: SQLQueryString = """
             ((status = 'pending' AND run_at <= \(bind: now.epochMillis)) OR (status = 'running' AND lease_until < \(bind: now.epochMillis)))
             """
-        let row = try await sql.raw("""
+        let row = try await sql.raw(
+            """
             UPDATE jobs SET status = 'running', lease_owner = \(bind: owner), lease_until = \(bind: leaseUntil.epochMillis),
               attempts = attempts + 1, updated_at = \(bind: now.epochMillis)
             WHERE id = (SELECT id FROM jobs WHERE \(due) ORDER BY run_at, id LIMIT 1 \(lock)) AND \(due)
             RETURNING id, kind, payload, attempts, max_attempts
-            """).first()
+            """
+        ).first()
         guard let row else { return nil }
         return ClaimedJob(
             id: try row.int("id"), kind: try row.string("kind"), payload: try row.string("payload"), attempts: try row.int("attempts"),
@@ -52,26 +57,32 @@ extension ChorusStore {
     }
 
     func completeJob(id: Int, owner: String, now: Date) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             UPDATE jobs SET status = 'done', lease_owner = NULL, lease_until = NULL, updated_at = \(bind: now.epochMillis)
             WHERE id = \(bind: Int64(id)) AND lease_owner = \(bind: owner) AND status = 'running'
-            """).run()
+            """
+        ).run()
     }
 
     /// Puts the job back for a retry at `retryAt`, or marks it failed when it has no attempts left.
     func failJob(id: Int, owner: String, error: String, retryAt: Date?, now: Date) async throws {
         let status = retryAt == nil ? "failed" : "pending"
-        try await sql.raw("""
+        try await sql.raw(
+            """
             UPDATE jobs SET status = \(bind: status), run_at = COALESCE(\(bind: retryAt?.epochMillis), run_at), lease_owner = NULL,
               lease_until = NULL, last_error = \(bind: String(error.prefix(500))), updated_at = \(bind: now.epochMillis)
             WHERE id = \(bind: Int64(id)) AND lease_owner = \(bind: owner) AND status = 'running'
-            """).run()
+            """
+        ).run()
     }
 
     func cancelJob(id: Int, now: Date) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             UPDATE jobs SET status = 'cancelled', updated_at = \(bind: now.epochMillis) WHERE id = \(bind: Int64(id)) AND status = 'pending'
-            """).run()
+            """
+        ).run()
     }
 
     /// Jobs per status, for health and operations.

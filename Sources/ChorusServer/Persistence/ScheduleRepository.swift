@@ -35,12 +35,15 @@ extension ChorusStore {
     /// Records the schedule and its job in one transaction.
     func createSchedule(userID: String, phoneNumber: String, scenario: String, at time: Date, now: Date) async throws -> ScheduleRecord {
         try await writeTransaction { tx in
-            guard let row = try await tx.sql.raw("""
-                INSERT INTO scheduled_calls (user_id, phone_number, scenario, scheduled_time, status, created_at)
-                VALUES (\(bind: userID), \(bind: phoneNumber), \(bind: scenario), \(bind: time.epochMillis),
-                  \(bind: ScheduleState.scheduled.rawValue), \(bind: now.epochMillis))
-                RETURNING id
-                """).first()
+            guard
+                let row = try await tx.sql.raw(
+                    """
+                    INSERT INTO scheduled_calls (user_id, phone_number, scenario, scheduled_time, status, created_at)
+                    VALUES (\(bind: userID), \(bind: phoneNumber), \(bind: scenario), \(bind: time.epochMillis),
+                      \(bind: ScheduleState.scheduled.rawValue), \(bind: now.epochMillis))
+                    RETURNING id
+                    """
+                ).first()
             else { throw ChorusStoreError.missingRow("scheduled_calls") }
             let id = try row.int("id")
             let jobID = try await tx.enqueueJob(kind: JobKind.scheduledCall, payload: String(id), runAt: time, now: now)
@@ -58,27 +61,34 @@ extension ChorusStore {
 
     /// The user's scheduled calls with the sid of the call placed for each, soonest first.
     func schedules(userID: String) async throws -> [(ScheduleRecord, String?)] {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             SELECT s.*, c.call_sid AS placed_call_sid FROM scheduled_calls s LEFT JOIN calls c ON c.id = s.call_id
             WHERE s.user_id = \(bind: userID) ORDER BY s.scheduled_time ASC, s.id ASC
-            """).all().map { (try Self.scheduleRecord($0), try $0.optionalString("placed_call_sid")) }
+            """
+        ).all().map { (try Self.scheduleRecord($0), try $0.optionalString("placed_call_sid")) }
     }
 
     /// Cancels a schedule that has not started: one compare-and-set on the schedule and one on its job.
     /// - Returns: the schedule after the attempt, or `nil` if the user has no such schedule.
     func cancelSchedule(id: Int, userID: String, now: Date) async throws -> (record: ScheduleRecord, cancelled: Bool)? {
         try await writeTransaction { tx in
-            let cancelled = try await tx.sql.raw("""
+            let cancelled = try await tx.sql.raw(
+                """
                 UPDATE scheduled_calls SET status = \(bind: ScheduleState.cancelled.rawValue)
                 WHERE id = \(bind: Int64(id)) AND user_id = \(bind: userID) AND status = \(bind: ScheduleState.scheduled.rawValue)
                 RETURNING job_id
-                """).first()
+                """
+            ).first()
             if let cancelled, let jobID = try cancelled.optionalInt("job_id") {
                 try await tx.cancelJob(id: jobID, now: now)
             }
-            guard let record = try await tx.sql.raw("""
-                SELECT * FROM scheduled_calls WHERE id = \(bind: Int64(id)) AND user_id = \(bind: userID)
-                """).first().map(Self.scheduleRecord)
+            guard
+                let record = try await tx.sql.raw(
+                    """
+                    SELECT * FROM scheduled_calls WHERE id = \(bind: Int64(id)) AND user_id = \(bind: userID)
+                    """
+                ).first().map(Self.scheduleRecord)
             else { return nil }
             return (record, cancelled != nil)
         }
@@ -86,12 +96,14 @@ extension ChorusStore {
 
     /// Moves a schedule from `from` to `to` (compare-and-set). Returns whether it moved.
     func transitionSchedule(id: Int, from: ScheduleState, to: ScheduleState, callID: Int? = nil, reason: String? = nil) async throws -> Bool {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             UPDATE scheduled_calls SET status = \(bind: to.rawValue), call_id = COALESCE(\(bind: callID.map(Int64.init)), call_id),
               failure_reason = COALESCE(\(bind: reason), failure_reason)
             WHERE id = \(bind: Int64(id)) AND status = \(bind: from.rawValue)
             RETURNING id
-            """).first() != nil
+            """
+        ).first() != nil
     }
 
     static func scheduleRecord(_ row: any SQLRow) throws -> ScheduleRecord {

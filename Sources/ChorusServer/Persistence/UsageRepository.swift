@@ -5,15 +5,20 @@ import SQLKit
 extension ChorusStore {
     /// Everything the permission policy needs about `userID`, or `nil` for an unknown user.
     func usageAccount(userID: String, now: Date) async throws -> UsageAccount? {
-        guard let user = try await sql.raw("""
-            SELECT u.created_at, u.app_type, s.tier, s.anchor, s.expires_at, s.status
-            FROM users u LEFT JOIN subscriptions s ON s.user_id = u.id WHERE u.id = \(bind: userID)
-            """).first()
+        guard
+            let user = try await sql.raw(
+                """
+                SELECT u.created_at, u.app_type, s.tier, s.anchor, s.expires_at, s.status
+                FROM users u LEFT JOIN subscriptions s ON s.user_id = u.id WHERE u.id = \(bind: userID)
+                """
+            ).first()
         else { return nil }
-        let rows = try await sql.raw("""
+        let rows = try await sql.raw(
+            """
             SELECT key, kind, period_start, period_end, capacity, used FROM quota_buckets
             WHERE user_id = \(bind: userID) AND (kind = 'trial' OR period_end > \(bind: now.epochMillis))
-            """).all()
+            """
+        ).all()
         var trialUsed = 0
         var buckets: [QuotaBucket] = []
         for row in rows {
@@ -26,8 +31,9 @@ extension ChorusStore {
         }
         var plan: ActivePlan?
         if let tier = try user.optionalString("tier").flatMap(PlanTier.init(rawValue:)),
-           let anchor = try user.optionalDate("anchor"), let expiresAt = try user.optionalDate("expires_at"),
-           try user.optionalString("status") != SubscriptionState.revoked.rawValue {
+            let anchor = try user.optionalDate("anchor"), let expiresAt = try user.optionalDate("expires_at"),
+            try user.optionalString("status") != SubscriptionState.revoked.rawValue
+        {
             plan = ActivePlan(tier: tier, anchor: anchor, expiresAt: expiresAt)
         }
         return UsageAccount(
@@ -38,34 +44,43 @@ extension ChorusStore {
 
     /// Creates `bucket` for the user unless it exists (plan cycles are created on first use).
     func insertBucket(_ bucket: QuotaBucket, userID: String) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             INSERT INTO quota_buckets (user_id, key, kind, period_start, period_end, capacity, used)
             VALUES (\(bind: userID), \(bind: bucket.key), \(bind: bucket.kind.rawValue), \(bind: bucket.periodStart.epochMillis), \
             \(bind: bucket.periodEnd.epochMillis), \(bind: Int64(bucket.capacity)), \(bind: Int64(bucket.used)))
             ON CONFLICT (user_id, key) DO NOTHING
-            """).run()
+            """
+        ).run()
     }
 
     /// Takes one call from `bucket` if it still has one and is open at `now`: a single compare-and-set.
     /// - Returns: whether the call was taken.
     func takeCall(from bucket: QuotaBucket, userID: String, now: Date) async throws -> Bool {
-        if bucket.kind == .plan { try await insertBucket(QuotaBucket(
-            key: bucket.key, kind: .plan, periodStart: bucket.periodStart, periodEnd: bucket.periodEnd, capacity: bucket.capacity, used: 0
-        ), userID: userID) }
-        let row = try await sql.raw("""
+        if bucket.kind == .plan {
+            try await insertBucket(
+                QuotaBucket(
+                    key: bucket.key, kind: .plan, periodStart: bucket.periodStart, periodEnd: bucket.periodEnd, capacity: bucket.capacity, used: 0
+                ), userID: userID)
+        }
+        let row = try await sql.raw(
+            """
             UPDATE quota_buckets SET used = used + 1
             WHERE user_id = \(bind: userID) AND key = \(bind: bucket.key) AND used < capacity
               AND period_start <= \(bind: now.epochMillis) AND period_end > \(bind: now.epochMillis)
             RETURNING used
-            """).first()
+            """
+        ).first()
         return row != nil
     }
 
     /// Gives one call back to the bucket `key`.
     func returnCall(toBucket key: String, userID: String) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             UPDATE quota_buckets SET used = used - 1 WHERE user_id = \(bind: userID) AND key = \(bind: key) AND used > 0
-            """).run()
+            """
+        ).run()
     }
 
     /// Counts of charged calls (placed and not refunded) in each window.
@@ -73,16 +88,19 @@ extension ChorusStore {
         let day = windows.dayStart.epochMillis
         let week = windows.weekStart.epochMillis
         let month = windows.monthStart.epochMillis
-        guard let row = try await sql.raw("""
-            SELECT
-              COUNT(*) AS total,
-              CAST(COALESCE(SUM(CASE WHEN created_at >= \(bind: day) THEN 1 ELSE 0 END), 0) AS BIGINT) AS today,
-              CAST(COALESCE(SUM(CASE WHEN created_at >= \(bind: week) THEN 1 ELSE 0 END), 0) AS BIGINT) AS week,
-              CAST(COALESCE(SUM(CASE WHEN created_at >= \(bind: month) THEN 1 ELSE 0 END), 0) AS BIGINT) AS month,
-              CAST(COALESCE(SUM(CASE WHEN created_at >= \(bind: week) THEN COALESCE(duration_seconds, 0) ELSE 0 END), 0) AS BIGINT) AS week_duration,
-              CAST(COALESCE(SUM(CASE WHEN created_at >= \(bind: month) THEN COALESCE(duration_seconds, 0) ELSE 0 END), 0) AS BIGINT) AS month_duration
-            FROM calls WHERE user_id = \(bind: userID) AND charge_state = 'charged'
-            """).first()
+        guard
+            let row = try await sql.raw(
+                """
+                SELECT
+                  COUNT(*) AS total,
+                  CAST(COALESCE(SUM(CASE WHEN created_at >= \(bind: day) THEN 1 ELSE 0 END), 0) AS BIGINT) AS today,
+                  CAST(COALESCE(SUM(CASE WHEN created_at >= \(bind: week) THEN 1 ELSE 0 END), 0) AS BIGINT) AS week,
+                  CAST(COALESCE(SUM(CASE WHEN created_at >= \(bind: month) THEN 1 ELSE 0 END), 0) AS BIGINT) AS month,
+                  CAST(COALESCE(SUM(CASE WHEN created_at >= \(bind: week) THEN COALESCE(duration_seconds, 0) ELSE 0 END), 0) AS BIGINT) AS week_duration,
+                  CAST(COALESCE(SUM(CASE WHEN created_at >= \(bind: month) THEN COALESCE(duration_seconds, 0) ELSE 0 END), 0) AS BIGINT) AS month_duration
+                FROM calls WHERE user_id = \(bind: userID) AND charge_state = 'charged'
+                """
+            ).first()
         else { return CallTally() }
         return CallTally(
             today: try row.int("today"), thisWeek: try row.int("week"), thisMonth: try row.int("month"), total: try row.int("total"),

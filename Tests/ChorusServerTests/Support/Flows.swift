@@ -16,7 +16,9 @@ extension TestServer {
         return try reply.decode(CallPermissionResponse.self)
     }
 
-    func makeCall(_ token: String, to number: String = "+14155550100", scenario: String = "default", headers: [(String, String)] = [])
+    func makeCall(
+        _ token: String, to number: String = "+14155550100", scenario: String = "default", headers: [(String, String)] = []
+    )
         async throws -> Reply
     {
         try await request(.POST, "/mobile/make-call", token: token, json: MakeCallRequest(phoneNumber: number, scenario: scenario), headers: headers)

@@ -44,7 +44,9 @@ final class TestServer: Sendable {
 
     /// Starts a server on an existing database (several servers may share one). A port taken between choosing
     /// and binding it is retried with another.
-    static func start(database: ProvisionedDatabase, environment: [String: String] = [:], options: ChorusApp.Options = .testing()) async throws
+    static func start(
+        database: ProvisionedDatabase, environment: [String: String] = [:], options: ChorusApp.Options = .testing()
+    ) async throws
         -> TestServer
     {
         for attempt in 1...5 {
@@ -57,7 +59,9 @@ final class TestServer: Sendable {
         throw TestSetupError(message: "no free port")
     }
 
-    private static func startOnce(database: ProvisionedDatabase, environment: [String: String], options: ChorusApp.Options) async throws
+    private static func startOnce(
+        database: ProvisionedDatabase, environment: [String: String], options: ChorusApp.Options
+    ) async throws
         -> TestServer
     {
         let port = try freePort()

@@ -88,9 +88,11 @@ struct CallPlacement: Sendable {
             placed = try await services.telephony.placeCall(request)
         } catch {
             try await store.releaseCall(id: call.id, now: services.now())
-            logger.error("telephony refused the call; charge released", metadata: [
-                "call_id": .stringConvertible(call.id), "to": .string(PhoneNumberMask.mask(phoneNumber)), "error": .string("\(error)"),
-            ])
+            logger.error(
+                "telephony refused the call; charge released",
+                metadata: [
+                    "call_id": .stringConvertible(call.id), "to": .string(PhoneNumberMask.mask(phoneNumber)), "error": .string("\(error)"),
+                ])
             switch error as? TelephonyError {
             case .rejected(_, let code, _):
                 throw APIError.detail(.badGateway, "Unable to initiate call: the phone service refused it\(code.map { " (code \($0))" } ?? "")")
@@ -100,10 +102,12 @@ struct CallPlacement: Sendable {
         }
         try await store.attachSid(placed.sid, toCall: call.id, now: services.now())
         call.callSid = placed.sid
-        logger.info("call placed", metadata: [
-            "call_id": .stringConvertible(call.id), "call_sid": .string(placed.sid), "to": .string(PhoneNumberMask.mask(phoneNumber)),
-            "scenario": .string(scenario.id), "duration_limit": .stringConvertible(call.durationLimit), "charged": .stringConvertible(!free),
-        ])
+        logger.info(
+            "call placed",
+            metadata: [
+                "call_id": .stringConvertible(call.id), "call_sid": .string(placed.sid), "to": .string(PhoneNumberMask.mask(phoneNumber)),
+                "scenario": .string(scenario.id), "duration_limit": .stringConvertible(call.durationLimit), "charged": .stringConvertible(!free),
+            ])
         return call
     }
 

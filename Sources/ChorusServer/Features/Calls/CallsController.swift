@@ -97,9 +97,10 @@ struct CallsController: RouteCollection {
         let scenario = try await placement.resolveScenario(body.scenario, userID: userID)
         let call = try await placement.place(userID: userID, phoneNumber: body.phoneNumber, scenario: scenario, free: free)
         let position = try await placement.position(userID: userID)
-        return try req.json(MakeCallResponse(
-            callSid: call.callSid ?? "", status: "initiated", durationLimit: call.durationLimit, usageStats: UsageReport.callSnapshot(position)
-        ))
+        return try req.json(
+            MakeCallResponse(
+                callSid: call.callSid ?? "", status: "initiated", durationLimit: call.durationLimit, usageStats: UsageReport.callSnapshot(position)
+            ))
     }
 
     static func validate(phoneNumber: String, scenario: String) throws {
@@ -164,7 +165,7 @@ struct CallsController: RouteCollection {
     func call(_ req: Request) async throws -> Response {
         let user = try req.user
         guard let sid = req.parameters.get("call_sid"), let call = try await req.store.call(sid: sid, userID: user.id),
-              let item = call.historyItem
+            let item = call.historyItem
         else { throw APIError.notFound("Call not found") }
         return try req.json(item)
     }
@@ -186,9 +187,11 @@ struct CallsController: RouteCollection {
         guard services.policy.position(of: account, at: services.now()).plan != nil else {
             throw APIError.paymentRequired(CustomScenarioRules.subscriptionRequired(services.policy, now: services.now()))
         }
-        guard let record = try await req.store.createCustomScenario(
-            userID: user.id, name: name, persona: persona, voice: body.voice, limit: CustomScenarioRules.maximumPerUser, now: services.now()
-        ) else {
+        guard
+            let record = try await req.store.createCustomScenario(
+                userID: user.id, name: name, persona: persona, voice: body.voice, limit: CustomScenarioRules.maximumPerUser, now: services.now()
+            )
+        else {
             throw APIError.detail(.conflict, "You can have at most \(CustomScenarioRules.maximumPerUser) custom scenarios; delete one first")
         }
         return try req.json(record.dto, status: .created)
@@ -204,7 +207,7 @@ struct CallsController: RouteCollection {
     func deleteCustomScenario(_ req: Request) async throws -> Response {
         let user = try req.user
         guard let text = req.parameters.get("scenario_id"), let id = CustomScenarioRecord.rowID(fromPublicID: text),
-              try await req.store.deleteCustomScenario(id: id, userID: user.id)
+            try await req.store.deleteCustomScenario(id: id, userID: user.id)
         else { throw APIError.notFound("Custom scenario not found") }
         return Response(status: .noContent)
     }

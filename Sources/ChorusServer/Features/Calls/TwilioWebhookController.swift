@@ -27,10 +27,12 @@ struct TwilioWebhookController: RouteCollection {
             callID: callID, callSid: sid, status: status, durationSeconds: duration, now: services.now()
         )
         guard update.call != nil else { throw APIError.notFound("Unknown call") }
-        req.logger.info("call status", metadata: [
-            "call_sid": .string(sid), "status": .string(status.rawValue), "applied": .stringConvertible(update.applied),
-            "refunded": .stringConvertible(update.refunded), "duration": .string(duration.map(String.init) ?? "-"),
-        ])
+        req.logger.info(
+            "call status",
+            metadata: [
+                "call_sid": .string(sid), "status": .string(status.rawValue), "applied": .stringConvertible(update.applied),
+                "refunded": .stringConvertible(update.refunded), "duration": .string(duration.map(String.init) ?? "-"),
+            ])
         return Response(status: .noContent)
     }
 

@@ -33,7 +33,8 @@ struct PurchasesController: RouteCollection {
         guard verified.productID == body.productID else { throw APIError.badRequest("Product ID mismatch") }
         try await apply(verified, product: product, userID: user.id, req)
         let position = try await CallPlacement(services: services, store: req.store, logger: req.logger).position(userID: user.id)
-        return try req.json(PurchaseResponse(success: true, message: "Purchase processed successfully!", usageStats: UsageReport.purchaseSnapshot(position)))
+        return try req.json(
+            PurchaseResponse(success: true, message: "Purchase processed successfully!", usageStats: UsageReport.purchaseSnapshot(position)))
     }
 
     /// Legacy: `subscription_tier` `mobile_weekly` (Basic), `mobile_basic` or `mobile_premium` with a receipt.
@@ -50,10 +51,12 @@ struct PurchasesController: RouteCollection {
         try await apply(verified, product: .plan(terms), userID: user.id, req)
         let position = try await CallPlacement(services: services, store: req.store, logger: req.logger).position(userID: user.id)
         let name = body.subscriptionTier == "mobile_weekly" ? "weekly" : tier.rawValue
-        return try req.json(UpgradeSubscriptionResponse(
-            success: true, message: "Successfully upgraded to \(name) subscription!", subscriptionTier: body.subscriptionTier,
-            usageStats: UpgradeUsageStats(isSubscribed: position.isSubscribed, subscriptionTier: body.subscriptionTier, trialCallsRemaining: position.trialRemaining)
-        ))
+        return try req.json(
+            UpgradeSubscriptionResponse(
+                success: true, message: "Successfully upgraded to \(name) subscription!", subscriptionTier: body.subscriptionTier,
+                usageStats: UpgradeUsageStats(
+                    isSubscribed: position.isSubscribed, subscriptionTier: body.subscriptionTier, trialCallsRemaining: position.trialRemaining)
+            ))
     }
 
     @Sendable
@@ -61,20 +64,22 @@ struct PurchasesController: RouteCollection {
         let user = try req.user
         let now = services.now()
         guard let subscription = try await req.store.subscription(userID: user.id) else {
-            return try req.json(SubscriptionStatusResponse(
-                subscriptionTier: nil, subscriptionStatus: "none", isSubscribed: false, subscriptionStartDate: nil, subscriptionEndDate: nil,
-                nextPaymentDate: nil, billingCycle: nil, appStoreTransactionID: nil, appStoreProductID: nil
-            ))
+            return try req.json(
+                SubscriptionStatusResponse(
+                    subscriptionTier: nil, subscriptionStatus: "none", isSubscribed: false, subscriptionStartDate: nil, subscriptionEndDate: nil,
+                    nextPaymentDate: nil, billingCycle: nil, appStoreTransactionID: nil, appStoreProductID: nil
+                ))
         }
         let active = subscription.state != .revoked && subscription.expiresAt > now
         let state = active ? subscription.state.rawValue : (subscription.state == .revoked ? "revoked" : "expired")
         let terms = services.configuration.plans.plan(subscription.tier)
-        return try req.json(SubscriptionStatusResponse(
-            subscriptionTier: subscription.tier.wireName, subscriptionStatus: state, isSubscribed: active,
-            subscriptionStartDate: subscription.anchor, subscriptionEndDate: subscription.expiresAt,
-            nextPaymentDate: active && subscription.state == .active ? subscription.expiresAt : nil, billingCycle: terms.billing,
-            appStoreTransactionID: subscription.latestTransactionID, appStoreProductID: subscription.productID
-        ))
+        return try req.json(
+            SubscriptionStatusResponse(
+                subscriptionTier: subscription.tier.wireName, subscriptionStatus: state, isSubscribed: active,
+                subscriptionStartDate: subscription.anchor, subscriptionEndDate: subscription.expiresAt,
+                nextPaymentDate: active && subscription.state == .active ? subscription.expiresAt : nil, billingCycle: terms.billing,
+                appStoreTransactionID: subscription.latestTransactionID, appStoreProductID: subscription.productID
+            ))
     }
 
     /// App Store Server Notifications V2: only the signed payload is trusted; each notification is applied once.
@@ -93,9 +98,11 @@ struct PurchasesController: RouteCollection {
         guard try await req.store.recordNotification(notification, outcome: outcome, now: now) else {
             return try req.json(AppStoreNotificationResponse(status: "success", message: "Notification already processed"))
         }
-        req.logger.info("App Store notification", metadata: [
-            "type": .string(notification.notificationType), "subtype": .string(notification.subtype ?? "-"), "outcome": .string(outcome),
-        ])
+        req.logger.info(
+            "App Store notification",
+            metadata: [
+                "type": .string(notification.notificationType), "subtype": .string(notification.subtype ?? "-"), "outcome": .string(outcome),
+            ])
         return try req.json(AppStoreNotificationResponse(status: "success", message: "Notification processed successfully"))
     }
 
@@ -113,14 +120,17 @@ struct PurchasesController: RouteCollection {
             return extended ? "extended" : "unchanged"
         case "DID_CHANGE_RENEWAL_STATUS":
             let state: SubscriptionState = notification.subtype == "AUTO_RENEW_DISABLED" ? .cancelled : .active
-            return try await store.setSubscriptionState(originalTransactionID: original, state: state, now: now) ? state.rawValue : "unknown_subscription"
+            return try await store.setSubscriptionState(originalTransactionID: original, state: state, now: now)
+                ? state.rawValue : "unknown_subscription"
         case "EXPIRED", "GRACE_PERIOD_EXPIRED":
-            return try await store.setSubscriptionState(originalTransactionID: original, state: .expired, now: now) ? "expired" : "unknown_subscription"
+            return try await store.setSubscriptionState(originalTransactionID: original, state: .expired, now: now)
+                ? "expired" : "unknown_subscription"
         case "REFUND", "REVOKE":
             if transaction.expiresDate == nil {
                 return try await store.revokeAddonPack(transactionID: transaction.transactionID, now: now) ? "revoked" : "unknown_transaction"
             }
-            return try await store.setSubscriptionState(originalTransactionID: original, state: .revoked, now: now) ? "revoked" : "unknown_subscription"
+            return try await store.setSubscriptionState(originalTransactionID: original, state: .revoked, now: now)
+                ? "revoked" : "unknown_subscription"
         default:
             return "ignored"
         }
@@ -148,7 +158,8 @@ struct PurchasesController: RouteCollection {
         }
         switch try await req.store.recordPurchase(purchase, product: product, userID: userID, now: now) {
         case .applied:
-            req.logger.info("purchase applied", metadata: ["product_id": .string(purchase.productID), "transaction_id": .string(purchase.transactionID)])
+            req.logger.info(
+                "purchase applied", metadata: ["product_id": .string(purchase.productID), "transaction_id": .string(purchase.transactionID)])
         case .duplicate:
             throw APIError.badRequest("This transaction has already been processed")
         }
