@@ -35,6 +35,17 @@ struct API: AsyncParsableCommand {
     @ArgumentParser.Option(help: "Database URL (default: a fresh SQLite file in a temporary directory).")
     var database: String?
 
+    static let knownEndpoints = ["usage-stats", "check-call-permission", "make-call"]
+
+    func validate() throws {
+        for endpoint in endpoints.split(separator: ",") where !Self.knownEndpoints.contains(String(endpoint)) {
+            throw ValidationError("unknown endpoint '\(endpoint)'; choose from \(Self.knownEndpoints.joined(separator: ", "))")
+        }
+        guard concurrency.split(separator: ",").allSatisfy({ Int($0).map { $0 > 0 } ?? false }) else {
+            throw ValidationError("--concurrency takes positive integers, e.g. 1,16,64")
+        }
+    }
+
     func run() async throws {
         let levels = concurrency.split(separator: ",").compactMap { Int($0) }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-bench-\(UUID().uuidString.prefix(8))")
@@ -117,14 +128,12 @@ struct API: AsyncParsableCommand {
             case "check-call-permission":
                 request = HTTPClientRequest(url: base + "/mobile/check-call-permission")
                 request.method = .POST
-            case "make-call":
+            default:  // make-call (names are checked in validate())
                 request = HTTPClientRequest(url: base + "/mobile/make-call")
                 request.method = .POST
                 request.headers.add(name: "Content-Type", value: "application/json")
                 let number = String(format: "+1415%07d", sequence % 10_000_000)
                 request.body = .bytes(ByteBuffer(string: #"{"phone_number":"\#(number)","scenario":"default"}"#))
-            default:
-                fatalError("unknown endpoint \(endpoint)")
             }
             request.headers.add(name: "Authorization", value: "Bearer \(token)")
             return request
