@@ -93,6 +93,14 @@ public enum ChorusApp {
             app.lifecycle.use(SandboxShutdown(services: sandbox))
         }
 
+        var readPool: SQLiteReadPool?
+        if case .sqlite(let path) = configuration.database {
+            let pool = SQLiteReadPool(
+                path: path, connectionsPerEventLoop: 4, threadPool: app.threadPool, eventLoopGroup: app.eventLoopGroup, logger: app.logger
+            )
+            app.lifecycle.use(ReadPoolShutdown(pool: pool))
+            readPool = pool
+        }
         let services = ChorusServices(
             configuration: configuration,
             tokens: tokens,
@@ -106,7 +114,8 @@ public enum ChorusApp {
             voices: .standard,
             policy: CallPermissionPolicy(catalog: configuration.plans),
             clock: options.clock,
-            providerNames: providerNames
+            providerNames: providerNames,
+            readPool: readPool
         )
         app.storage[ChorusServicesKey.self] = services
 
@@ -161,7 +170,7 @@ public enum ChorusApp {
             )
             app.databases.use(.sqlite(.file(path)), as: .sqlite)
         case .postgres(let url):
-            app.databases.use(.postgres(configuration: try SQLPostgresConfiguration(url: url)), as: .psql)
+            app.databases.use(.postgres(configuration: try SQLPostgresConfiguration(url: url), maxConnectionsPerEventLoop: 4), as: .psql)
         }
     }
 
@@ -182,6 +191,15 @@ public enum ChorusApp {
     static func randomHex(_ count: Int) -> String {
         var generator = SystemRandomNumberGenerator()
         return String((0..<count).map { _ in "0123456789abcdef".randomElement(using: &generator)! })
+    }
+}
+
+/// Closes the SQLite read connections when the server stops.
+private struct ReadPoolShutdown: LifecycleHandler {
+    let pool: SQLiteReadPool
+
+    func shutdownAsync(_ application: Application) async {
+        try? await pool.shutdown()
     }
 }
 

@@ -25,6 +25,13 @@ struct ChorusServices: Sendable {
     let providerNames: [String: String]
     /// One SQLite write transaction at a time in this process.
     let writeGate = WriteGate()
+    /// Read connections (SQLite only).
+    let readPool: SQLiteReadPool?
+
+    /// The database as seen from `eventLoop`.
+    func store(_ database: any SQLDatabase, on eventLoop: any EventLoop) -> ChorusStore {
+        ChorusStore(sql: database, reader: readPool?.database(on: eventLoop), writeGate: writeGate)
+    }
 
     func now() -> Date { clock() }
 
@@ -56,7 +63,7 @@ extension Application {
 
 extension Request {
     /// The database, for this request's event loop.
-    var store: ChorusStore { ChorusStore(sql: db as! any SQLDatabase, writeGate: application.chorus.writeGate) }
+    var store: ChorusStore { application.chorus.store(db as! any SQLDatabase, on: eventLoop) }
 
     /// Decodes a JSON body with the contract's date format; failures become 422 with field errors.
     func decodeJSON<T: Decodable>(_ type: T.Type) throws -> T {

@@ -34,7 +34,8 @@ final class JobRunner: LifecycleHandler, Sendable {
     }
 
     func didBootAsync(_ application: Application) async throws {
-        let store = ChorusStore(sql: application.db as! any SQLDatabase, writeGate: application.chorus.writeGate)
+        let database = application.db
+        let store = application.chorus.store(database as! any SQLDatabase, on: database.eventLoop)
         let loop = Task { [self] in
             while !Task.isCancelled {
                 do {

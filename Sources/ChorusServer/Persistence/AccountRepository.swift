@@ -42,11 +42,11 @@ extension ChorusStore {
     }
 
     func user(email: String) async throws -> UserRecord? {
-        try await sql.raw("SELECT * FROM users WHERE email = \(bind: email)").first().map(Self.userRecord)
+        try await reader.raw("SELECT * FROM users WHERE email = \(bind: email)").first().map(Self.userRecord)
     }
 
     func user(id: String) async throws -> UserRecord? {
-        try await sql.raw("SELECT * FROM users WHERE id = \(bind: id)").first().map(Self.userRecord)
+        try await reader.raw("SELECT * FROM users WHERE id = \(bind: id)").first().map(Self.userRecord)
     }
 
     private static func userRecord(_ row: any SQLRow) throws -> UserRecord {
@@ -130,6 +130,6 @@ extension ChorusStore {
     }
 
     func refreshFamilyIsRevoked(_ familyID: String) async throws -> Bool {
-        try await sql.raw("SELECT 1 AS one FROM refresh_families WHERE id = \(bind: familyID) AND revoked_at IS NOT NULL").first() != nil
+        try await reader.raw("SELECT 1 AS one FROM refresh_families WHERE id = \(bind: familyID) AND revoked_at IS NOT NULL").first() != nil
     }
 }

@@ -155,27 +155,27 @@ extension ChorusStore {
     }
 
     func call(id: Int) async throws -> CallRecord? {
-        try await sql.raw("SELECT * FROM calls WHERE id = \(bind: Int64(id))").first().map(Self.callRecord)
+        try await reader.raw("SELECT * FROM calls WHERE id = \(bind: Int64(id))").first().map(Self.callRecord)
     }
 
     func call(sid: String, userID: String) async throws -> CallRecord? {
-        try await sql.raw("SELECT * FROM calls WHERE call_sid = \(bind: sid) AND user_id = \(bind: userID)").first().map(Self.callRecord)
+        try await reader.raw("SELECT * FROM calls WHERE call_sid = \(bind: sid) AND user_id = \(bind: userID)").first().map(Self.callRecord)
     }
 
     func call(scheduleID: Int) async throws -> CallRecord? {
-        try await sql.raw("SELECT * FROM calls WHERE schedule_id = \(bind: Int64(scheduleID))").first().map(Self.callRecord)
+        try await reader.raw("SELECT * FROM calls WHERE schedule_id = \(bind: Int64(scheduleID))").first().map(Self.callRecord)
     }
 
     /// The user's placed calls, newest first, and how many there are in all.
     func callHistory(userID: String, limit: Int) async throws -> (calls: [CallRecord], total: Int) {
-        let rows = try await sql.raw(
+        let rows = try await reader.raw(
             """
             SELECT * FROM calls WHERE user_id = \(bind: userID) AND call_sid IS NOT NULL
             ORDER BY created_at DESC, id DESC LIMIT \(bind: Int64(limit))
             """
         ).all()
         let total =
-            try await sql.raw("SELECT COUNT(*) AS total FROM calls WHERE user_id = \(bind: userID) AND call_sid IS NOT NULL")
+            try await reader.raw("SELECT COUNT(*) AS total FROM calls WHERE user_id = \(bind: userID) AND call_sid IS NOT NULL")
             .first()?.int("total") ?? 0
         return (try rows.map(Self.callRecord), total)
     }

@@ -13,19 +13,24 @@ struct ChorusStore: Sendable {
         case postgres
     }
 
+    /// Writes (and reads that must see an open transaction's writes).
     let sql: any SQLDatabase
+    /// Plain reads: on SQLite a separate pool of read connections, otherwise the same database.
+    let reader: any SQLDatabase
     let dialect: Dialect
     /// Serialises write transactions in this process (used on SQLite only).
     let writeGate: WriteGate
 
-    init(sql: any SQLDatabase, writeGate: WriteGate) {
+    init(sql: any SQLDatabase, reader: (any SQLDatabase)? = nil, writeGate: WriteGate) {
         self.sql = sql
+        self.reader = reader ?? sql
         self.dialect = sql.dialect.name == "postgresql" ? .postgres : .sqlite
         self.writeGate = writeGate
     }
 
-    private init(sql: any SQLDatabase, dialect: Dialect, writeGate: WriteGate) {
-        self.sql = sql
+    private init(session: any SQLDatabase, dialect: Dialect, writeGate: WriteGate) {
+        self.sql = session
+        self.reader = session
         self.dialect = dialect
         self.writeGate = writeGate
     }
@@ -40,7 +45,7 @@ struct ChorusStore: Sendable {
             try await self.sql.withSession { session in
                 try await session.raw(dialect == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN").run()
                 do {
-                    var store = ChorusStore(sql: session, dialect: dialect, writeGate: gate)
+                    var store = ChorusStore(session: session, dialect: dialect, writeGate: gate)
                     store.inTransaction = true
                     let result = try await body(store)
                     try await session.raw("COMMIT").run()
@@ -58,7 +63,7 @@ struct ChorusStore: Sendable {
 
     /// `SELECT 1`: the database answers.
     func ping() async throws {
-        _ = try await sql.raw("SELECT 1 AS one").first()
+        _ = try await reader.raw("SELECT 1 AS one").first()
     }
 }
 

@@ -51,11 +51,11 @@ extension ChorusStore {
     }
 
     func customScenarios(userID: String) async throws -> [CustomScenarioRecord] {
-        try await sql.raw("SELECT * FROM custom_scenarios WHERE user_id = \(bind: userID) ORDER BY id").all().map(Self.customScenarioRecord)
+        try await reader.raw("SELECT * FROM custom_scenarios WHERE user_id = \(bind: userID) ORDER BY id").all().map(Self.customScenarioRecord)
     }
 
     func customScenario(id: Int, userID: String) async throws -> CustomScenarioRecord? {
-        try await sql.raw("SELECT * FROM custom_scenarios WHERE id = \(bind: Int64(id)) AND user_id = \(bind: userID)")
+        try await reader.raw("SELECT * FROM custom_scenarios WHERE id = \(bind: Int64(id)) AND user_id = \(bind: userID)")
             .first().map(Self.customScenarioRecord)
     }
 

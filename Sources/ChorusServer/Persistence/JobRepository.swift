@@ -88,7 +88,7 @@ extension ChorusStore {
     /// Jobs per status, for health and operations.
     func jobCounts() async throws -> [String: Int] {
         var counts: [String: Int] = [:]
-        for row in try await sql.raw("SELECT status, COUNT(*) AS n FROM jobs GROUP BY status").all() {
+        for row in try await reader.raw("SELECT status, COUNT(*) AS n FROM jobs GROUP BY status").all() {
             counts[try row.string("status")] = try row.int("n")
         }
         return counts

@@ -83,11 +83,11 @@ extension ChorusStore {
     }
 
     func subscription(userID: String) async throws -> SubscriptionRecord? {
-        try await sql.raw("SELECT * FROM subscriptions WHERE user_id = \(bind: userID)").first().map(Self.subscriptionRecord)
+        try await reader.raw("SELECT * FROM subscriptions WHERE user_id = \(bind: userID)").first().map(Self.subscriptionRecord)
     }
 
     func subscription(originalTransactionID: String) async throws -> SubscriptionRecord? {
-        try await sql.raw("SELECT * FROM subscriptions WHERE original_transaction_id = \(bind: originalTransactionID)")
+        try await reader.raw("SELECT * FROM subscriptions WHERE original_transaction_id = \(bind: originalTransactionID)")
             .first().map(Self.subscriptionRecord)
     }
 

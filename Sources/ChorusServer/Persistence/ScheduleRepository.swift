@@ -56,12 +56,12 @@ extension ChorusStore {
     }
 
     func schedule(id: Int) async throws -> ScheduleRecord? {
-        try await sql.raw("SELECT * FROM scheduled_calls WHERE id = \(bind: Int64(id))").first().map(Self.scheduleRecord)
+        try await reader.raw("SELECT * FROM scheduled_calls WHERE id = \(bind: Int64(id))").first().map(Self.scheduleRecord)
     }
 
     /// The user's scheduled calls with the sid of the call placed for each, soonest first.
     func schedules(userID: String) async throws -> [(ScheduleRecord, String?)] {
-        try await sql.raw(
+        try await reader.raw(
             """
             SELECT s.*, c.call_sid AS placed_call_sid FROM scheduled_calls s LEFT JOIN calls c ON c.id = s.call_id
             WHERE s.user_id = \(bind: userID) ORDER BY s.scheduled_time ASC, s.id ASC

@@ -5,25 +5,24 @@ import SQLKit
 extension ChorusStore {
     /// Everything the permission policy needs about `userID`, or `nil` for an unknown user.
     func usageAccount(userID: String, now: Date) async throws -> UsageAccount? {
-        guard
-            let user = try await sql.raw(
-                """
-                SELECT u.created_at, u.app_type, s.tier, s.anchor, s.expires_at, s.status
-                FROM users u LEFT JOIN subscriptions s ON s.user_id = u.id WHERE u.id = \(bind: userID)
-                """
-            ).first()
-        else { return nil }
-        let rows = try await sql.raw(
+        // One statement: the user, its subscription and its open buckets (the trial always, so never zero rows).
+        let rows = try await reader.raw(
             """
-            SELECT key, kind, period_start, period_end, capacity, used FROM quota_buckets
-            WHERE user_id = \(bind: userID) AND (kind = 'trial' OR period_end > \(bind: now.epochMillis))
+            SELECT u.created_at, u.app_type, s.tier, s.anchor, s.expires_at, s.status,
+              b.key, b.kind, b.period_start, b.period_end, b.capacity, b.used
+            FROM users u
+            LEFT JOIN subscriptions s ON s.user_id = u.id
+            LEFT JOIN quota_buckets b ON b.user_id = u.id AND (b.kind = 'trial' OR b.period_end > \(bind: now.epochMillis))
+            WHERE u.id = \(bind: userID)
             """
         ).all()
+        guard let user = rows.first else { return nil }
         var trialUsed = 0
         var buckets: [QuotaBucket] = []
         for row in rows {
+            guard let key = try row.optionalString("key") else { continue }
             let bucket = QuotaBucket(
-                key: try row.string("key"), kind: QuotaBucket.Kind(rawValue: try row.string("kind")) ?? .addon,
+                key: key, kind: QuotaBucket.Kind(rawValue: try row.string("kind")) ?? .addon,
                 periodStart: try row.date("period_start"), periodEnd: try row.date("period_end"),
                 capacity: try row.int("capacity"), used: try row.int("used")
             )
@@ -89,7 +88,7 @@ extension ChorusStore {
         let week = windows.weekStart.epochMillis
         let month = windows.monthStart.epochMillis
         guard
-            let row = try await sql.raw(
+            let row = try await reader.raw(
                 """
                 SELECT
                   COUNT(*) AS total,
