@@ -92,8 +92,11 @@ extension Request {
 }
 
 extension Response {
+    /// One encoder for every answer (encoding does not mutate it).
+    private static let encoder = ChorusJSON.makeEncoder()
+
     static func json<T: Encodable>(_ value: T, status: HTTPResponseStatus = .ok) throws -> Response {
-        let data = try ChorusJSON.makeEncoder().encode(value)
+        let data = try Self.encoder.encode(value)
         var headers = HTTPHeaders()
         headers.replaceOrAdd(name: .contentType, value: "application/json; charset=utf-8")
         return Response(status: status, headers: headers, body: .init(data: data))

@@ -43,6 +43,11 @@ struct ChorusStore: Sendable {
         let gate = writeGate
         let run = {
             try await self.sql.withSession { session in
+                if dialect == .sqlite {
+                    // WAL with synchronous=NORMAL: commits are atomic and consistent; the last ones may be lost on a
+                    // power failure (not on a crash of the process). Set per connection, so set on each use.
+                    try await session.raw("PRAGMA synchronous = NORMAL").run()
+                }
                 try await session.raw(dialect == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN").run()
                 do {
                     var store = ChorusStore(session: session, dialect: dialect, writeGate: gate)

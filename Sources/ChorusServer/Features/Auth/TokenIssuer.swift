@@ -2,6 +2,7 @@ import ChorusAPI
 import Crypto
 import Foundation
 import JWTKit
+import NIOConcurrencyHelpers
 
 /// The claims of an access token. `typ` keeps refresh or other tokens from ever acting as access tokens.
 struct AccessTokenClaims: JWTPayload {
@@ -36,6 +37,8 @@ struct TokenIssuer: Sendable {
     let keys: JWTKeyCollection
     let accessTokenLifetime: TimeInterval
     let refreshTokenLifetime: TimeInterval
+    /// Tokens already verified, with their claims: a token is immutable, so only its expiry is checked again.
+    private let verified = VerifiedTokenCache()
 
     static func make(secret: String, accessTokenLifetime: TimeInterval, refreshTokenLifetime: TimeInterval) async -> TokenIssuer {
         let keys = JWTKeyCollection()
@@ -52,9 +55,14 @@ struct TokenIssuer: Sendable {
         return try await keys.sign(claims, kid: Self.keyID)
     }
 
-    /// The verified claims, or `nil` for any invalid token.
+    /// The verified claims, or `nil` for any invalid or expired token. Expiry is wall-clock time, as JWTKit checks it.
     func verifyAccessToken(_ token: String) async -> AccessTokenClaims? {
-        try? await keys.verify(token, as: AccessTokenClaims.self)
+        if let claims = verified.claims(for: token) {
+            return claims.exp.value > Date() ? claims : nil
+        }
+        guard let claims = try? await keys.verify(token, as: AccessTokenClaims.self) else { return nil }
+        verified.insert(claims, for: token)
+        return claims
     }
 
     /// A new opaque refresh token and the hash that is stored.
@@ -67,6 +75,23 @@ struct TokenIssuer: Sendable {
 
     static func hash(refreshToken: String) -> String {
         SHA256.hash(data: Data(refreshToken.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// A bounded map from verified access tokens to their claims (emptied when full; entries expire with the token).
+private final class VerifiedTokenCache: Sendable {
+    private static let capacity = 50_000
+    private let entries = NIOLockedValueBox([String: AccessTokenClaims]())
+
+    func claims(for token: String) -> AccessTokenClaims? {
+        entries.withLockedValue { $0[token] }
+    }
+
+    func insert(_ claims: AccessTokenClaims, for token: String) {
+        entries.withLockedValue { entries in
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+            entries[token] = claims
+        }
     }
 }
 
