@@ -52,7 +52,7 @@ public struct RefreshRequest: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /auth/logout` body. Without a refresh token every session of the user is revoked.
+/// `POST /auth/logout` body. Without a refresh token, the session the access token belongs to is revoked.
 public struct LogoutRequest: Codable, Sendable, Equatable {
     public var refreshToken: String?
 

@@ -45,10 +45,6 @@ extension ChorusStore {
         try await reader.raw("SELECT * FROM users WHERE email = \(bind: email)").first().map(Self.userRecord)
     }
 
-    func user(id: String) async throws -> UserRecord? {
-        try await reader.raw("SELECT * FROM users WHERE id = \(bind: id)").first().map(Self.userRecord)
-    }
-
     private static func userRecord(_ row: any SQLRow) throws -> UserRecord {
         UserRecord(
             id: try row.string("id"), email: try row.string("email"), passwordHash: try row.string("password_hash"),
@@ -119,17 +115,5 @@ extension ChorusStore {
         else { return false }
         try await revokeFamily(try row.string("family_id"), now: now)
         return true
-    }
-
-    func revokeAllRefreshFamilies(userID: String, now: Date) async throws {
-        try await sql.raw(
-            """
-            UPDATE refresh_families SET revoked_at = \(bind: now.epochMillis) WHERE user_id = \(bind: userID) AND revoked_at IS NULL
-            """
-        ).run()
-    }
-
-    func refreshFamilyIsRevoked(_ familyID: String) async throws -> Bool {
-        try await reader.raw("SELECT 1 AS one FROM refresh_families WHERE id = \(bind: familyID) AND revoked_at IS NOT NULL").first() != nil
     }
 }

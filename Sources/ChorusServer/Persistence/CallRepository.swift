@@ -154,10 +154,6 @@ extension ChorusStore {
         }
     }
 
-    func call(id: Int) async throws -> CallRecord? {
-        try await reader.raw("SELECT * FROM calls WHERE id = \(bind: Int64(id))").first().map(Self.callRecord)
-    }
-
     func call(sid: String, userID: String) async throws -> CallRecord? {
         try await reader.raw("SELECT * FROM calls WHERE call_sid = \(bind: sid) AND user_id = \(bind: userID)").first().map(Self.callRecord)
     }

@@ -84,13 +84,4 @@ extension ChorusStore {
             """
         ).run()
     }
-
-    /// Jobs per status, for health and operations.
-    func jobCounts() async throws -> [String: Int] {
-        var counts: [String: Int] = [:]
-        for row in try await reader.raw("SELECT status, COUNT(*) AS n FROM jobs GROUP BY status").all() {
-            counts[try row.string("status")] = try row.int("n")
-        }
-        return counts
-    }
 }

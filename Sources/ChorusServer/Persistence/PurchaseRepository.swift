@@ -86,11 +86,6 @@ extension ChorusStore {
         try await reader.raw("SELECT * FROM subscriptions WHERE user_id = \(bind: userID)").first().map(Self.subscriptionRecord)
     }
 
-    func subscription(originalTransactionID: String) async throws -> SubscriptionRecord? {
-        try await reader.raw("SELECT * FROM subscriptions WHERE original_transaction_id = \(bind: originalTransactionID)")
-            .first().map(Self.subscriptionRecord)
-    }
-
     /// Records a notification once. Returns `false` when its UUID was seen before.
     func recordNotification(_ notification: VerifiedNotification, outcome: String, now: Date) async throws -> Bool {
         try await sql.raw(
