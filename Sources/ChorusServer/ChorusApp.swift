@@ -34,7 +34,7 @@ public enum ChorusApp {
         app.routes.caseInsensitive = false
         try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
         // Blocking work (SQLite statements, bcrypt) gets its own pool instead of the process-wide one of 2 threads.
-        app.threadPool = NIOThreadPool(numberOfThreads: max(8, System.coreCount * 4))
+        app.threadPool = NIOThreadPool(numberOfThreads: configuration.blockingThreads)
 
         try configureDatabase(app, configuration)
         app.migrations.add(ChorusMigrations.all)
@@ -96,7 +96,8 @@ public enum ChorusApp {
         var readPool: SQLiteReadPool?
         if case .sqlite(let path) = configuration.database {
             let pool = SQLiteReadPool(
-                path: path, connectionsPerEventLoop: 4, threadPool: app.threadPool, eventLoopGroup: app.eventLoopGroup, logger: app.logger
+                path: path, connectionsPerEventLoop: configuration.sqliteReadersPerEventLoop, threadPool: app.threadPool,
+                eventLoopGroup: app.eventLoopGroup, logger: app.logger
             )
             app.lifecycle.use(ReadPoolShutdown(pool: pool))
             readPool = pool

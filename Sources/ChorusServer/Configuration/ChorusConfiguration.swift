@@ -1,5 +1,6 @@
 import ChorusCore
 import Foundation
+import NIOCore
 
 /// Every setting of a Chorus server, built once from `CHORUS_*` environment variables.
 ///
@@ -79,6 +80,10 @@ public struct ChorusConfiguration: Sendable {
     /// How often the job queue polls for due work.
     public var jobPollInterval: TimeInterval
     public var logLevel: String
+    /// Threads for blocking work (SQLite statements, bcrypt).
+    public var blockingThreads: Int
+    /// SQLite read connections per event loop.
+    public var sqliteReadersPerEventLoop: Int
     public var logFormat: LogFormat
 
     public enum LogFormat: String, Sendable {
@@ -106,7 +111,7 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_TRIAL_CALL_SECONDS", "CHORUS_BASIC_CALLS", "CHORUS_BASIC_CALL_SECONDS", "CHORUS_BASIC_PRICE", "CHORUS_BASIC_PRODUCT_ID",
         "CHORUS_PREMIUM_CALLS", "CHORUS_PREMIUM_CALL_SECONDS", "CHORUS_PREMIUM_PRICE", "CHORUS_PREMIUM_PRODUCT_ID", "CHORUS_ADDON_CALLS",
         "CHORUS_ADDON_DAYS", "CHORUS_ADDON_PRICE", "CHORUS_ADDON_PRODUCT_ID", "CHORUS_ADDON_CALL_SECONDS", "CHORUS_MAX_BODY_BYTES",
-        "CHORUS_JOB_POLL_SECONDS", "CHORUS_LOG_LEVEL", "CHORUS_LOG_FORMAT",
+        "CHORUS_JOB_POLL_SECONDS", "CHORUS_LOG_LEVEL", "CHORUS_LOG_FORMAT", "CHORUS_BLOCKING_THREADS", "CHORUS_SQLITE_READERS",
     ]
 
     /// Sandbox providers are in use (no live Twilio account configured).
@@ -206,6 +211,10 @@ public struct ChorusConfiguration: Sendable {
             logLevel: reader.value("CHORUS_LOG_LEVEL", default: "info") { text in
                 ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(text.lowercased()) ? text.lowercased() : nil
             },
+            blockingThreads: reader.value("CHORUS_BLOCKING_THREADS", default: max(8, System.coreCount * 4)) {
+                Int($0).flatMap { (1...512).contains($0) ? $0 : nil }
+            },
+            sqliteReadersPerEventLoop: reader.value("CHORUS_SQLITE_READERS", default: 4) { Int($0).flatMap { (1...64).contains($0) ? $0 : nil } },
             logFormat: reader.value("CHORUS_LOG_FORMAT", default: env == .production ? LogFormat.json : .text) {
                 LogFormat(rawValue: $0.lowercased())
             }
