@@ -32,7 +32,9 @@ struct API: AsyncParsableCommand {
     @ArgumentParser.Option(help: "Endpoints to drive: usage-stats, check-call-permission, make-call.")
     var endpoints: String = "usage-stats,check-call-permission,make-call"
 
-    @ArgumentParser.Option(help: "Database URL (default: a fresh SQLite file in a temporary directory).")
+    @ArgumentParser.Option(
+        help: "Database URL (default: a fresh SQLite file in a temporary directory). Other CHORUS_* variables apply too."
+    )
     var database: String?
 
     static let knownEndpoints = ["usage-stats", "check-call-permission", "make-call"]
@@ -57,6 +59,11 @@ struct API: AsyncParsableCommand {
             return handler
         }
         let port = try freePort()
+        // CHORUS_* variables of the environment (e.g. CHORUS_BLOCKING_THREADS) apply on top of the bench's settings.
+        // The database and data directory are always the bench's own: never a configured one.
+        let overrides = ProcessInfo.processInfo.environment.filter {
+            $0.key.hasPrefix("CHORUS_") && !["CHORUS_DATABASE_URL", "CHORUS_DATA_DIR"].contains($0.key)
+        }
         let configuration = try ChorusConfiguration.load(
             from: [
                 "CHORUS_DATABASE_URL": database ?? directory.appendingPathComponent("bench.sqlite").path,
@@ -66,7 +73,7 @@ struct API: AsyncParsableCommand {
                 "CHORUS_PREMIUM_CALLS": "10000000",
                 "CHORUS_SANDBOX_RING_SECONDS": "0.5",
                 "CHORUS_SANDBOX_TALK_SECONDS": "2",
-            ], hostname: "127.0.0.1", port: port)
+            ].merging(overrides) { $1 }, hostname: "127.0.0.1", port: port)
         let app = try await Application.make(.production)
         app.logger.logLevel = .error
         var options = ChorusApp.Options()
@@ -91,7 +98,9 @@ struct API: AsyncParsableCommand {
             print("endpoint                 conc    requests     req/s   p50 ms   p99 ms   errors")
             for endpoint in endpoints.split(separator: ",").map(String.init) {
                 for level in levels {
-                    let result = try await measure(client, base: base, endpoint: endpoint, tokens: Array(tokens.prefix(level)), seconds: seconds)
+                    let result = try await measure(
+                        clientGroup, port: port, endpoint: endpoint, tokens: Array(tokens.prefix(level)), seconds: seconds
+                    )
                     print(
                         endpoint.padding(toLength: 24, withPad: " ", startingAt: 0)
                             + String(
@@ -119,71 +128,45 @@ struct API: AsyncParsableCommand {
         var errors: Int
     }
 
-    private func measure(_ client: HTTPClient, base: String, endpoint: String, tokens: [String], seconds: Double) async throws -> Result {
-        let request: @Sendable (String, Int) -> HTTPClientRequest = { token, sequence in
-            var request: HTTPClientRequest
+    private func measure(_ group: any EventLoopGroup, port: Int, endpoint: String, tokens: [String], seconds: Double) async throws -> Result {
+        let request: @Sendable (Int, Int) -> (HTTPRequestHead, ByteBuffer?) = { client, sequence in
+            var head: HTTPRequestHead
+            var body: ByteBuffer?
             switch endpoint {
             case "usage-stats":
-                request = HTTPClientRequest(url: base + "/mobile/usage-stats")
+                head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/mobile/usage-stats")
             case "check-call-permission":
-                request = HTTPClientRequest(url: base + "/mobile/check-call-permission")
-                request.method = .POST
+                head = HTTPRequestHead(version: .http1_1, method: .POST, uri: "/mobile/check-call-permission")
             default:  // make-call (names are checked in validate())
-                request = HTTPClientRequest(url: base + "/mobile/make-call")
-                request.method = .POST
-                request.headers.add(name: "Content-Type", value: "application/json")
-                let number = String(format: "+1415%07d", sequence % 10_000_000)
-                request.body = .bytes(ByteBuffer(string: #"{"phone_number":"\#(number)","scenario":"default"}"#))
+                head = HTTPRequestHead(version: .http1_1, method: .POST, uri: "/mobile/make-call")
+                head.headers.add(name: "Content-Type", value: "application/json")
+                let number = String(format: "+1415%07d", (client * 100_000 + sequence) % 10_000_000)
+                body = ByteBuffer(string: #"{"phone_number":"\#(number)","scenario":"default"}"#)
             }
-            request.headers.add(name: "Authorization", value: "Bearer \(token)")
-            return request
+            head.headers.add(name: "Host", value: "127.0.0.1")
+            head.headers.add(name: "Authorization", value: "Bearer \(tokens[client])")
+            return (head, body)
         }
         // Warm-up, then the measured run.
-        _ = try await drive(client, tokens: tokens, seconds: 1, request: request)
+        _ = try await LoopbackLoad.run(
+            host: "127.0.0.1", port: port, clients: tokens.count, group: group, until: .now() + .seconds(1), request: request
+        )
         let clock = ContinuousClock()
         let start = clock.now
-        let (latencies, errors) = try await drive(client, tokens: tokens, seconds: seconds, request: request)
-        let elapsed = (clock.now - start)
+        let outcome = try await LoopbackLoad.run(
+            host: "127.0.0.1", port: port, clients: tokens.count, group: group,
+            until: .now() + .milliseconds(Int64(seconds * 1000)), request: request
+        )
+        let elapsed = clock.now - start
         let elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let sorted = latencies.sorted()
+        let sorted = outcome.latencies.sorted()
         func percentile(_ p: Double) -> Double {
             sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.down)))] * 1000
         }
-        return Result(count: sorted.count, rate: Double(sorted.count) / elapsedSeconds, p50: percentile(0.5), p99: percentile(0.99), errors: errors)
-    }
-
-    /// Each worker sends requests back to back (closed loop) until the time is up.
-    private func drive(
-        _ client: HTTPClient, tokens: [String], seconds: Double, request: @escaping @Sendable (String, Int) -> HTTPClientRequest
-    ) async throws -> ([Double], Int) {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .milliseconds(Int(seconds * 1000))
-        return try await withThrowingTaskGroup(of: ([Double], Int).self) { group in
-            for (worker, token) in tokens.enumerated() {
-                group.addTask {
-                    var latencies: [Double] = []
-                    var errors = 0
-                    var sequence = worker * 1_000_000
-                    while clock.now < deadline {
-                        sequence += 1
-                        let started = clock.now
-                        let response = try await client.execute(request(token, sequence), timeout: .seconds(30))
-                        _ = try await response.body.collect(upTo: 1 << 20)
-                        let took = clock.now - started
-                        latencies.append(Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
-                        if response.status != .ok { errors += 1 }
-                    }
-                    return (latencies, errors)
-                }
-            }
-            var all: [Double] = []
-            var errors = 0
-            for try await (latencies, failed) in group {
-                all += latencies
-                errors += failed
-            }
-            return (all, errors)
-        }
+        return Result(
+            count: sorted.count, rate: Double(sorted.count) / elapsedSeconds, p50: percentile(0.5), p99: percentile(0.99),
+            errors: outcome.errors
+        )
     }
 
     /// Registers a user and buys Premium through the sandbox App Store (the bench raises its allowance).
