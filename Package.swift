@@ -99,6 +99,13 @@ let package = Package(
         // The client SDK: ChorusAPI + Foundation only.
         .target(name: "ChorusKit", dependencies: ["ChorusAPI"], swiftSettings: swiftSettings),
 
+        // Shared by the test targets: starting a real server on a loopback port.
+        .target(
+            name: "ChorusTestSupport",
+            dependencies: ["ChorusServer", .product(name: "Vapor", package: "vapor")],
+            path: "Tests/ChorusTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "ChorusAPITests", dependencies: ["ChorusAPI"], swiftSettings: swiftSettings),
         .testTarget(name: "ChorusCoreTests", dependencies: ["ChorusCore"], swiftSettings: swiftSettings),
         .testTarget(
@@ -114,7 +121,7 @@ let package = Package(
         .testTarget(
             name: "ChorusServerTests",
             dependencies: [
-                "ChorusServer", "ChorusSandbox", "ChorusAPI",
+                "ChorusServer", "ChorusSandbox", "ChorusAPI", "ChorusTestSupport",
                 .product(name: "VaporTesting", package: "vapor"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
@@ -122,7 +129,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChorusKitTests",
-            dependencies: ["ChorusKit", "ChorusServer"],
+            dependencies: ["ChorusKit", "ChorusServer", "ChorusTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

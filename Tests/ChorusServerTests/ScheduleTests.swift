@@ -8,9 +8,10 @@ import Testing
 struct ScheduleTests {
     @Test("schedule, list, run once; cancel; refused when not allowed", arguments: TestDatabase.all)
     func lifecycle(_ database: TestDatabase) async throws {
-        try await TestServer.run(on: database) { server in
+        let clock = TestClock()
+        try await TestServer.run(on: database, options: .testing(clock: clock.closure)) { server in
             let token = try await server.register().accessToken
-            let soon = Date().addingTimeInterval(1)
+            let soon = clock.now.addingTimeInterval(3_600)
             let reply = try await server.request(
                 .POST, "/mobile/schedule-call", token: token,
                 json: ScheduleCallRequest(phoneNumber: "+14155550701", scenario: "birthday_wishes", scheduledTime: soon)
@@ -24,13 +25,14 @@ struct ScheduleTests {
 
             let later = try await server.request(
                 .POST, "/mobile/schedule-call", token: token,
-                json: ScheduleCallRequest(phoneNumber: "+14155550702", scenario: "default", scheduledTime: Date().addingTimeInterval(3_600))
+                json: ScheduleCallRequest(phoneNumber: "+14155550702", scenario: "default", scheduledTime: clock.now.addingTimeInterval(7_200))
             ).decode(ScheduledCallDTO.self)
             let cancelled = try await server.request(.DELETE, "/mobile/scheduled-calls/\(later.scheduleID)", token: token)
             #expect(cancelled.status == 200)
             #expect(try cancelled.decode(ScheduledCallDTO.self).status == "cancelled")
             #expect(try await server.request(.DELETE, "/mobile/scheduled-calls/999999", token: token).status == 404)
 
+            clock.advance(days: 1.5 / 24)  // the first schedule comes due; the cancelled one never runs
             try await server.eventually("the scheduled call is placed") {
                 let list = try await server.request(.GET, "/mobile/scheduled-calls", token: token).decode(ScheduledCallsResponse.self)
                 return list.scheduledCalls.first { $0.scheduleID == scheduled.scheduleID }?.status == "placed"
@@ -45,14 +47,14 @@ struct ScheduleTests {
 
             let past = try await server.request(
                 .POST, "/mobile/schedule-call", token: token,
-                json: ScheduleCallRequest(phoneNumber: "+14155550703", scenario: "default", scheduledTime: Date().addingTimeInterval(-600))
+                json: ScheduleCallRequest(phoneNumber: "+14155550703", scenario: "default", scheduledTime: clock.now.addingTimeInterval(-600))
             )
             #expect(past.status == 422)
             #expect((past.json["errors"] as? [[String: String]])?.first?["field"] == "scheduled_time")
             let defaulted = try await server.request(
                 .POST, "/mobile/schedule-call", token: token, json: ScheduleCallRequest(phoneNumber: "+14155550704", scenario: "default")
             ).decode(ScheduledCallDTO.self)
-            #expect(abs(defaulted.scheduledTime.timeIntervalSinceNow - 60) < 5)
+            #expect(abs(defaulted.scheduledTime.timeIntervalSince(clock.now) - 60) < 5)
         }
     }
 
@@ -116,15 +118,16 @@ struct ScheduleTests {
     func twoInstances(_ database: TestDatabase) async throws {
         let provisioned = try database.make()
         defer { provisioned.drop() }
-        let first = try await TestServer.start(database: provisioned)
-        let second = try await TestServer.start(database: provisioned)
+        let clock = TestClock()
+        let first = try await TestServer.start(database: provisioned, options: .testing(clock: clock.closure))
+        let second = try await TestServer.start(database: provisioned, options: .testing(clock: clock.closure))
         do {
             // Ten users, each with one call scheduled for the same instant.
             var tokens: [String] = []
             for index in 0..<10 {
                 tokens.append(try await (index.isMultiple(of: 2) ? first : second).register().accessToken)
             }
-            let at = Date().addingTimeInterval(2)
+            let at = clock.now.addingTimeInterval(3_600)
             for (index, token) in tokens.enumerated() {
                 let reply = try await (index.isMultiple(of: 2) ? first : second).request(
                     .POST, "/mobile/schedule-call", token: token,
@@ -132,6 +135,7 @@ struct ScheduleTests {
                 )
                 #expect(reply.status == 200)
             }
+            clock.advance(days: 1.5 / 24)  // all ten come due at once, on both instances
             try await first.eventually("all ten are placed") {
                 var placed = 0
                 for token in tokens {

@@ -1,5 +1,6 @@
 import ChorusKit
 import ChorusServer
+import ChorusTestSupport
 import Foundation
 import NIOCore
 import NIOPosix
@@ -9,13 +10,14 @@ import Vapor
 /// A real Chorus server (sandbox telephony, SQLite in a temporary directory) on a loopback port, for the SDK to
 /// talk to over HTTP.
 final class LiveServer: Sendable {
-    let app: Application
-    let baseURL: URL
+    let server: LoopbackServer
     let directory: URL
 
-    private init(app: Application, baseURL: URL, directory: URL) {
-        self.app = app
-        self.baseURL = baseURL
+    var app: Application { server.app }
+    var baseURL: URL { server.baseURL }
+
+    private init(server: LoopbackServer, directory: URL) {
+        self.server = server
         self.directory = directory
     }
 
@@ -24,14 +26,18 @@ final class LiveServer: Sendable {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-kit-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try await start(in: directory, environment: environment)
+        let variables = [
+            "CHORUS_DATABASE_URL": directory.appendingPathComponent("chorus.sqlite").path,
+            "CHORUS_DATA_DIR": directory.appendingPathComponent("data").path,
+        ].merging(environment) { $1 }
+        let server = LiveServer(server: try await LoopbackServer.start(environment: variables, options: .testing()), directory: directory)
         do {
             try await body(server)
         } catch {
-            await server.stop()
+            await server.server.stop()
             throw error
         }
-        await server.stop()
+        await server.server.stop()
     }
 
     /// A client of this server with its own session store.
@@ -43,60 +49,4 @@ final class LiveServer: Sendable {
     static func newEmail(_ prefix: String = "user") -> String {
         "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())@example.com"
     }
-
-    private static func start(in directory: URL, environment: [String: String]) async throws -> LiveServer {
-        for attempt in 1...5 {
-            do {
-                return try await startOnce(in: directory, environment: environment)
-            } catch let error as IOError where error.errnoCode == EADDRINUSE && attempt < 5 {
-                continue  // the port was taken between choosing and binding it
-            }
-        }
-        throw LiveServerError.noFreePort
-    }
-
-    private static func startOnce(in directory: URL, environment: [String: String]) async throws -> LiveServer {
-        let port = try freePort()
-        var variables = [
-            "CHORUS_DATABASE_URL": directory.appendingPathComponent("chorus.sqlite").path,
-            "CHORUS_DATA_DIR": directory.appendingPathComponent("data").path,
-            "CHORUS_JWT_SECRET": "chorus-kit-test-secret-0123456789-0123456789",
-            "CHORUS_RATE_LIMITS": "off",
-            "CHORUS_SANDBOX_RING_SECONDS": "0.2",
-            "CHORUS_SANDBOX_TALK_SECONDS": "1",
-            "CHORUS_JOB_POLL_SECONDS": "0.1",
-            "CHORUS_LOG_LEVEL": "warning",
-        ]
-        variables.merge(environment) { $1 }
-        let configuration = try ChorusConfiguration.load(from: variables, hostname: "127.0.0.1", port: port)
-        var options = ChorusApp.Options()
-        options.bcryptCost = 4
-        let app = try await Application.make(.testing)
-        app.logger.logLevel = .warning
-        do {
-            try await ChorusApp.configure(app, configuration: configuration, options: options)
-            try await app.asyncBoot()
-            try await app.server.start(address: .hostname("127.0.0.1", port: port))
-        } catch {
-            try? await app.asyncShutdown()
-            throw error
-        }
-        return LiveServer(app: app, baseURL: URL(string: "http://127.0.0.1:\(port)")!, directory: directory)
-    }
-
-    private func stop() async {
-        await app.server.shutdown()
-        try? await app.asyncShutdown()
-    }
-
-    private static func freePort() throws -> Int {
-        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).wait()
-        defer { try? channel.close().wait() }
-        guard let port = channel.localAddress?.port else { throw LiveServerError.noFreePort }
-        return port
-    }
-}
-
-enum LiveServerError: Error {
-    case noFreePort
 }

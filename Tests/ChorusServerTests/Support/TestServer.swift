@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import ChorusAPI
 import ChorusServer
+import ChorusTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -8,18 +9,18 @@ import NIOPosix
 import Testing
 import Vapor
 
-/// A real Chorus server on a loopback port, with the sandbox providers, driven over HTTP.
+/// A test server driven over HTTP with its own client.
 final class TestServer: Sendable {
-    let app: Application
-    let configuration: ChorusConfiguration
-    let baseURL: String
+    let server: LoopbackServer
     let client: HTTPClient
 
-    private init(app: Application, configuration: ChorusConfiguration, client: HTTPClient) {
-        self.app = app
-        self.configuration = configuration
-        self.baseURL = "http://127.0.0.1:\(configuration.port)"
-        self.client = client
+    var app: Application { server.app }
+    var configuration: ChorusConfiguration { server.configuration }
+    var baseURL: String { server.baseURL.absoluteString }
+
+    private init(server: LoopbackServer) {
+        self.server = server
+        self.client = HTTPClient(eventLoopGroupProvider: .singleton)
     }
 
     /// Starts a server on `database` (fresh unless given), runs `body`, and always shuts everything down.
@@ -42,58 +43,21 @@ final class TestServer: Sendable {
         await server.stop()
     }
 
-    /// Starts a server on an existing database (several servers may share one). A port taken between choosing
-    /// and binding it is retried with another.
+    /// Starts a server on an existing database (several servers may share one).
     static func start(
         database: ProvisionedDatabase, environment: [String: String] = [:], options: ChorusApp.Options = .testing()
     ) async throws
         -> TestServer
     {
-        for attempt in 1...5 {
-            do {
-                return try await startOnce(database: database, environment: environment, options: options)
-            } catch let error as IOError where error.errnoCode == EADDRINUSE && attempt < 5 {
-                continue
-            }
-        }
-        throw TestSetupError(message: "no free port")
-    }
-
-    private static func startOnce(
-        database: ProvisionedDatabase, environment: [String: String], options: ChorusApp.Options
-    ) async throws
-        -> TestServer
-    {
-        let port = try freePort()
-        var variables = [
-            "CHORUS_DATABASE_URL": database.url,
-            "CHORUS_DATA_DIR": database.directory.appendingPathComponent("data").path,
-            "CHORUS_JWT_SECRET": "test-secret-test-secret-test-secret-0123456789",
-            "CHORUS_RATE_LIMITS": "off",
-            "CHORUS_SANDBOX_RING_SECONDS": "0.2",
-            "CHORUS_SANDBOX_TALK_SECONDS": "1",
-            "CHORUS_JOB_POLL_SECONDS": "0.1",
-            "CHORUS_LOG_LEVEL": "warning",
-        ]
-        variables.merge(environment) { $1 }
-        let configuration = try ChorusConfiguration.load(from: variables, hostname: "127.0.0.1", port: port)
-        let app = try await Application.make(.testing)
-        app.logger.logLevel = .warning
-        do {
-            try await ChorusApp.configure(app, configuration: configuration, options: options)
-            try await app.asyncBoot()
-            try await app.server.start(address: .hostname("127.0.0.1", port: port))
-        } catch {
-            try? await app.asyncShutdown()
-            throw error
-        }
-        return TestServer(app: app, configuration: configuration, client: HTTPClient(eventLoopGroupProvider: .singleton))
+        let variables = [
+            "CHORUS_DATABASE_URL": database.url, "CHORUS_DATA_DIR": database.directory.appendingPathComponent("data").path,
+        ].merging(environment) { $1 }
+        return TestServer(server: try await LoopbackServer.start(environment: variables, options: options))
     }
 
     func stop() async {
         try? await client.shutdown()
-        await app.server.shutdown()
-        try? await app.asyncShutdown()
+        await server.stop()
     }
 
     // MARK: HTTP
@@ -162,32 +126,6 @@ final class TestServer: Sendable {
         }
         Issue.record("timed out waiting for: \(what)")
         throw TestSetupError(message: "timed out waiting for \(what)")
-    }
-
-    static func freePort() throws -> Int {
-        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).wait()
-        let port = channel.localAddress!.port!
-        try channel.close().wait()
-        return port
-    }
-}
-
-extension ChorusApp.Options {
-    /// Fast bcrypt; simulated calls at real speed unless a test says otherwise.
-    static func testing(clock: @escaping @Sendable () -> Date = { Date() }) -> ChorusApp.Options {
-        var options = ChorusApp.Options()
-        options.bcryptCost = 4
-        options.clock = clock
-        return options
-    }
-}
-
-extension ChorusApp.Options {
-    /// Simulated calls at 1/50 of real time: a 30 s ring timeout passes in 0.6 s.
-    static var fastCalls: ChorusApp.Options {
-        var options = ChorusApp.Options.testing()
-        options.sandboxTimeScale = 0.02
-        return options
     }
 }
 

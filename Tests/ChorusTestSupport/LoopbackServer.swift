@@ -1,0 +1,93 @@
+import ChorusServer
+import Foundation
+import NIOCore
+import NIOPosix
+import Vapor
+
+/// A real Chorus server on a loopback port with the sandbox providers: the one way every test target starts a
+/// server (server tests drive it over HTTP, SDK tests through ChorusKit).
+public final class LoopbackServer: Sendable {
+    public let app: Application
+    public let configuration: ChorusConfiguration
+
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(configuration.port)")! }
+
+    private init(app: Application, configuration: ChorusConfiguration) {
+        self.app = app
+        self.configuration = configuration
+    }
+
+    /// Settings every test server starts from: a fixed secret, no rate limits, fast simulated calls and jobs.
+    public static let baseEnvironment = [
+        "CHORUS_JWT_SECRET": "test-secret-test-secret-test-secret-0123456789",
+        "CHORUS_RATE_LIMITS": "off",
+        "CHORUS_SANDBOX_RING_SECONDS": "0.2",
+        "CHORUS_SANDBOX_TALK_SECONDS": "1",
+        "CHORUS_JOB_POLL_SECONDS": "0.1",
+        "CHORUS_LOG_LEVEL": "warning",
+    ]
+
+    /// Starts a server with `environment` over ``baseEnvironment`` on a free port. A port taken between choosing
+    /// and binding it is retried with another.
+    public static func start(environment: [String: String], options: ChorusApp.Options) async throws -> LoopbackServer {
+        for attempt in 1...5 {
+            do {
+                return try await startOnce(environment: environment, options: options)
+            } catch let error as IOError where error.errnoCode == EADDRINUSE && attempt < 5 {
+                continue
+            }
+        }
+        throw LoopbackServerError.noFreePort
+    }
+
+    private static func startOnce(environment: [String: String], options: ChorusApp.Options) async throws -> LoopbackServer {
+        let port = try freePort()
+        let variables = baseEnvironment.merging(environment) { $1 }
+        let configuration = try ChorusConfiguration.load(from: variables, hostname: "127.0.0.1", port: port)
+        let app = try await Application.make(.testing)
+        app.logger.logLevel = .warning
+        do {
+            try await ChorusApp.configure(app, configuration: configuration, options: options)
+            try await app.asyncBoot()
+            try await app.server.start(address: .hostname("127.0.0.1", port: port))
+        } catch {
+            try? await app.asyncShutdown()
+            throw error
+        }
+        return LoopbackServer(app: app, configuration: configuration)
+    }
+
+    public func stop() async {
+        await app.server.shutdown()
+        try? await app.asyncShutdown()
+    }
+
+    private static func freePort() throws -> Int {
+        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).wait()
+        defer { try? channel.close().wait() }
+        guard let port = channel.localAddress?.port else { throw LoopbackServerError.noFreePort }
+        return port
+    }
+}
+
+public enum LoopbackServerError: Error {
+    case noFreePort
+}
+
+extension ChorusApp.Options {
+    /// Fast bcrypt; simulated calls at real speed unless a test says otherwise.
+    public static func testing(clock: @escaping @Sendable () -> Date = { Date() }) -> ChorusApp.Options {
+        var options = ChorusApp.Options()
+        options.bcryptCost = 4
+        options.clock = clock
+        return options
+    }
+
+    /// Simulated calls at 1/50 of real time: a 30 s ring timeout passes in 0.6 s.
+    public static var fastCalls: ChorusApp.Options {
+        var options = ChorusApp.Options.testing()
+        options.sandboxTimeScale = 0.02
+        return options
+    }
+}
