@@ -130,7 +130,14 @@ public struct TwilioRESTClient: Telephony {
 
     private func logged(_ error: TelephonyError, operation: String, metadata: Logger.Metadata) -> TelephonyError {
         var metadata = metadata
-        metadata["error"] = "\(error)"
+        // Twilio's messages can quote the phone number: log the status and code only.
+        switch error {
+        case .rejected(let status, let code, _):
+            metadata["http_status"] = "\(status)"
+            metadata["twilio_code"] = "\(code.map(String.init) ?? "none")"
+        case .unavailable:
+            metadata["error"] = "unavailable"
+        }
         logger.warning("twilio.calls.\(operation) failed", metadata: metadata)
         return error
     }

@@ -91,7 +91,8 @@ struct CallPlacement: Sendable {
             logger.error(
                 "telephony refused the call; charge released",
                 metadata: [
-                    "call_id": .stringConvertible(call.id), "to": .string(PhoneNumberMask.mask(phoneNumber)), "error": .string("\(error)"),
+                    "call_id": .stringConvertible(call.id), "to": .string(PhoneNumberMask.mask(phoneNumber)),
+                    "error": .string(Self.describe(error)),
                 ])
             switch error as? TelephonyError {
             case .rejected(_, let code, _):
@@ -109,6 +110,15 @@ struct CallPlacement: Sendable {
                 "scenario": .string(scenario.id), "duration_limit": .stringConvertible(call.durationLimit), "charged": .stringConvertible(!free),
             ])
         return call
+    }
+
+    /// A telephony error for the logs: provider messages can quote the phone number, so only codes are kept.
+    private static func describe(_ error: any Error) -> String {
+        switch error as? TelephonyError {
+        case .rejected(let status, let code, _): "rejected (HTTP \(status), code \(code.map(String.init) ?? "none"))"
+        case .unavailable: "unavailable"
+        case nil: String(describing: type(of: error))
+        }
     }
 
     /// The usage position now, for answers that report what is left.
