@@ -110,6 +110,14 @@ struct SystemTests {
         }
     }
 
+    @Test("every configuration key is documented in docs/configuration.md")
+    func configurationIsDocumented() throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/configuration.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        let missing = ChorusConfiguration.documentedKeys.filter { !text.contains("`\($0)`") }
+        #expect(missing == [])
+    }
+
     @Test("configuration: defaults, malformed values and production refusals")
     func configuration() throws {
         let cwd = URL(fileURLWithPath: "/srv/chorus")
