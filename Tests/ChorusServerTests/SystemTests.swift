@@ -27,6 +27,10 @@ struct SystemTests {
             #expect(missing.status == 404)
             #expect(missing.detail == "Not Found")
             #expect(missing.headers.first(name: "X-Request-ID") != nil)
+            let wrongMethod = try await server.request(.DELETE, "/mobile/usage-stats")
+            #expect(wrongMethod.status == 405)
+            #expect(wrongMethod.headers.first(name: "Allow") == "GET")
+            #expect(wrongMethod.detail == "Method Not Allowed")
 
             let token = try await server.register().accessToken
             let huge = Data(#"{"phone_number":"+14155550100","scenario":""#.utf8) + Data(repeating: 0x61, count: 200_000) + Data(#""}"#.utf8)

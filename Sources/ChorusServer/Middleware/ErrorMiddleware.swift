@@ -44,10 +44,21 @@ struct ChorusErrorMiddleware: AsyncMiddleware {
         case let error as DecodingError:
             status = .unprocessableEntity
             body = ValidationErrorResponse(detail: "Validation error", errors: [FieldError(decoding: error)])
+        case let abort as any AbortError where abort.status == .notFound && abort.reason == "Not Found":
+            // No route matched: 405 with `Allow` when the path exists for other methods, 404 otherwise.
+            let allowed = allowedMethods(for: request)
+            if allowed.isEmpty {
+                status = .notFound
+                body = ErrorResponse(detail: "Not Found")
+            } else {
+                status = .methodNotAllowed
+                headers.replaceOrAdd(name: .allow, value: allowed.joined(separator: ", "))
+                body = ErrorResponse(detail: "Method Not Allowed")
+            }
         case let abort as any AbortError:
             status = abort.status
             headers = abort.headers
-            body = ErrorResponse(detail: abort.status == .notFound && abort.reason == "Not Found" ? "Not Found" : abort.reason)
+            body = ErrorResponse(detail: abort.reason)
         default:
             status = .internalServerError
             request.logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))"])
@@ -60,6 +71,20 @@ struct ChorusErrorMiddleware: AsyncMiddleware {
         headers.replaceOrAdd(name: .contentType, value: "application/json; charset=utf-8")
         return Response(status: status, headers: headers, body: .init(data: data))
     }
+}
+
+/// The methods registered for the request's path (parameters match any segment).
+private func allowedMethods(for request: Request) -> [String] {
+    let segments = request.url.path.split(separator: "/", omittingEmptySubsequences: true)
+    var methods = Set<String>()
+    for route in request.application.routes.all where route.path.count == segments.count {
+        let matches = zip(route.path, segments).allSatisfy { component, segment in
+            if case .constant(let text) = component { return text == segment }
+            return true
+        }
+        if matches { methods.insert(route.method.rawValue) }
+    }
+    return methods.sorted()
 }
 
 private struct AnyEncodable: Encodable {
