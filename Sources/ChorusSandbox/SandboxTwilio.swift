@@ -84,10 +84,13 @@ public final class SandboxTwilio: Sendable {
     // MARK: - Configuration and inspection
 
     /// Makes calls to `number` behave as `behavior`; `talkSeconds` (simulated) overrides the default
-    /// conversation length for answered calls.
-    public func setBehavior(_ behavior: CalleeBehavior, for number: String, talkSeconds: Int? = nil) {
+    /// conversation length for answered calls; `sendsCallbacks: false` drops the call's status callbacks, as if
+    /// they were lost on the way (the call still plays out and can be fetched).
+    public func setBehavior(_ behavior: CalleeBehavior, for number: String, talkSeconds: Int? = nil, sendsCallbacks: Bool = true) {
         let key = Self.normalized(number)
-        state.withLockedValue { $0.callees[key] = CalleeOverride(behavior: behavior, talkSeconds: talkSeconds) }
+        state.withLockedValue {
+            $0.callees[key] = CalleeOverride(behavior: behavior, talkSeconds: talkSeconds, sendsCallbacks: sendsCallbacks)
+        }
     }
 
     /// Restores the default behavior for `number`.
@@ -214,8 +217,9 @@ public final class SandboxTwilio: Sendable {
             return call
         }
         logger.debug("sandbox.twilio.call created", metadata: ["call_sid": "\(sid)", "to": "\(PhoneNumberMask.mask(to))"])
+        let sendsCallbacks = state.withLockedValue { $0.callees[Self.normalized(to)]?.sendsCallbacks ?? true }
         let delivery = Task { [self] in
-            for await callback in outbox {
+            for await callback in outbox where sendsCallbacks {
                 await deliver(callback, callSID: sid)
             }
         }
@@ -296,7 +300,7 @@ public final class SandboxTwilio: Sendable {
         if let talk = settings.talkSeconds, talk < 0 {
             return SandboxJSON.detail("talk_seconds must not be negative.", status: .badRequest)
         }
-        setBehavior(settings.behavior, for: number, talkSeconds: settings.talkSeconds)
+        setBehavior(settings.behavior, for: number, talkSeconds: settings.talkSeconds, sendsCallbacks: settings.callbacks ?? true)
         return SandboxJSON.response(CalleeSettings(number: number, behavior: settings.behavior, talkSeconds: settings.talkSeconds))
     }
 
@@ -475,6 +479,8 @@ extension SandboxTwilio {
     struct CalleeOverride {
         var behavior: CalleeBehavior
         var talkSeconds: Int?
+        /// `false` simulates status callbacks that never reach the application (lost in transit).
+        var sendsCallbacks = true
     }
 
     struct PendingCallback: Sendable {
@@ -699,10 +705,13 @@ struct CallList: Encodable {
 struct CalleeSettingsBody: Decodable {
     let behavior: SandboxTwilio.CalleeBehavior
     let talkSeconds: Int?
+    /// `false`: the call's status callbacks are dropped (default `true`).
+    let callbacks: Bool?
 
     enum CodingKeys: String, CodingKey {
         case behavior
         case talkSeconds = "talk_seconds"
+        case callbacks
     }
 }
 

@@ -148,9 +148,13 @@ public enum ChorusApp {
 
         if options.runsJobs {
             let scheduled = ScheduledCallJob(services: services)
+            let reconciliation = CallReconciliationJob(services: services)
             app.lifecycle.use(
                 JobRunner(
-                    handlers: [JobKind.scheduledCall: { job, store, logger in try await scheduled.run(job, store: store, logger: logger) }],
+                    handlers: [
+                        JobKind.scheduledCall: { job, store, logger in try await scheduled.run(job, store: store, logger: logger) },
+                        JobKind.reconcileCall: { job, store, logger in try await reconciliation.run(job, store: store, logger: logger) },
+                    ],
                     pollInterval: configuration.jobPollInterval, clock: options.clock, logger: app.logger
                 ))
         }

@@ -74,6 +74,32 @@ struct WebhookTests {
         }
     }
 
+    @Test("calls whose final callback is lost are settled from the provider", arguments: TestDatabase.all)
+    func reconciliation(_ database: TestDatabase) async throws {
+        let clock = TestClock()
+        var options = ChorusApp.Options.fastCalls
+        options.clock = clock.closure
+        try await TestServer.run(on: database, options: options) { server in
+            let token = try await server.register().accessToken
+            try await server.setCallee("+14155550801", behavior: "busy", callbacks: false)
+            try await server.setCallee("+14155550802", behavior: "answer", talkSeconds: 7, callbacks: false)
+            let busy = try await server.makeCall(token, to: "+14155550801").decode(MakeCallResponse.self)
+            let answered = try await server.makeCall(token, to: "+14155550802").decode(MakeCallResponse.self)
+            // Both play out in the sandbox (fast), but no callback reaches the server: both still count.
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await server.usage(token).trialCallsUsed == 2)
+            let pending = try await server.request(.GET, "/mobile/calls/\(busy.callSid)", token: token).decode(CallHistoryItem.self)
+            #expect(pending.endedReason == nil)
+
+            clock.advance(days: 10.0 / 1_440)  // ten minutes: both calls must be over; the reconciliation jobs come due
+            let settledBusy = try await server.waitForEnd(token, sid: busy.callSid)
+            #expect(settledBusy.endedReason == "busy" && settledBusy.durationSeconds == 0)
+            let settledAnswered = try await server.waitForEnd(token, sid: answered.callSid)
+            #expect(settledAnswered.endedReason == "completed" && settledAnswered.durationSeconds == 7)
+            #expect(try await server.usage(token).trialCallsUsed == 1)  // the busy call was refunded, once
+        }
+    }
+
     @Test("the duration limit ends long calls (TimeLimit)", arguments: [TestDatabase.sqlite])
     func durationLimit(_ database: TestDatabase) async throws {
         try await TestServer.run(on: database, options: .fastCalls) { server in

@@ -62,9 +62,25 @@ public enum TelephonyError: Error, Sendable, Equatable {
 }
 
 /// Places and ends phone calls.
+/// A call's status as the provider reports it.
+public struct ProviderCallStatus: Sendable, Equatable {
+    /// Twilio's call status: `queued`, `ringing`, `in-progress`, `completed`, `busy`, `failed`, `no-answer`, `canceled`.
+    public let status: String
+    /// Seconds the call lasted, once it has ended.
+    public let durationSeconds: Int?
+
+    public init(status: String, durationSeconds: Int?) {
+        self.status = status
+        self.durationSeconds = durationSeconds
+    }
+}
+
 public protocol Telephony: Sendable {
     /// Places an outbound call; progress arrives later on the request's status callback URL.
     func placeCall(_ request: OutboundCallRequest) async throws -> PlacedCall
     /// Ends a call (Status=completed). A call that has already ended is not an error.
     func hangUp(callSid: String) async throws
+
+    /// The call's current status (used to reconcile calls whose final status callback never arrived).
+    func callStatus(callSid: String) async throws -> ProviderCallStatus
 }

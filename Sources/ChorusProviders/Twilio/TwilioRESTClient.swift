@@ -103,6 +103,24 @@ public struct TwilioRESTClient: Telephony {
         }
     }
 
+    /// Fetches the call resource, `GET /2010-04-01/Accounts/{AccountSid}/Calls/{Sid}.json` (operation `FetchCall`).
+    public func callStatus(callSid: String) async throws -> ProviderCallStatus {
+        let metadata: Logger.Metadata = ["call_sid": "\(callSid)"]
+        let path = "/2010-04-01/Accounts/\(Self.pathEscaped(accountSID))/Calls/\(Self.pathEscaped(callSid)).json"
+        var request = HTTPClientRequest(url: Self.join(baseURL, path))
+        request.method = .GET
+        request.headers.add(name: "Authorization", value: authorization)
+        request.headers.add(name: "Accept", value: "application/json")
+        let response = try await send(request, path: path)
+        guard (200..<300).contains(response.status) else {
+            throw logged(Self.error(status: response.status, body: response.body), operation: "fetch", metadata: metadata)
+        }
+        guard let resource = try? JSONDecoder().decode(CallResource.self, from: response.body) else {
+            throw logged(.unavailable("Unreadable call resource"), operation: "fetch", metadata: metadata)
+        }
+        return ProviderCallStatus(status: resource.status, durationSeconds: resource.duration.flatMap { Int($0) })
+    }
+
     /// Twilio's error code for updating a call that is no longer in progress.
     static let callNotInProgressCode = 21220
 
@@ -115,6 +133,10 @@ public struct TwilioRESTClient: Telephony {
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         request.headers.add(name: "Accept", value: "application/json")
         request.body = .bytes(ByteBuffer(string: TwilioFormEncoding.encode(form)))
+        return try await send(request, path: path)
+    }
+
+    private func send(_ request: HTTPClientRequest, path: String) async throws -> (status: Int, body: Data) {
         do {
             let response = try await httpClient.execute(request, timeout: timeout)
             let buffer = try await response.body.collect(upTo: 1 << 20)
@@ -165,10 +187,13 @@ public struct TwilioRESTClient: Telephony {
     struct CallResource: Decodable {
         let sid: String
         let status: String
+        /// Seconds, as a string; `null` until the call ends.
+        let duration: String?
 
         enum CodingKeys: String, CodingKey {
             case sid
             case status
+            case duration
         }
     }
 

@@ -71,7 +71,7 @@ final class JobRunner: LifecycleHandler, Sendable {
         }
         do {
             try await handler(job, store, jobLogger)
-            try await store.completeJob(id: job.id, owner: owner, now: clock())
+            try await store.completeJob(id: job.id, owner: owner)
         } catch {
             let permanent = error is PermanentFailure || job.attempts >= job.maxAttempts
             let retryAt = permanent ? nil : clock().addingTimeInterval(min(600, 5 * pow(2, Double(job.attempts - 1))))

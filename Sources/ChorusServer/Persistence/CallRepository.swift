@@ -74,8 +74,12 @@ extension ChorusStore {
                 """
             ).first()
             guard let row else { throw ChorusStoreError.missingRow("calls") }
+            let id = try row.int("id")
+            // If the final status callback never arrives, this job asks the provider once the call must be over.
+            let mustBeOver = now.addingTimeInterval(TimeInterval(CallPlacement.ringTimeoutSeconds + call.durationLimit + 120))
+            try await tx.enqueueJob(kind: JobKind.reconcileCall, payload: String(id), runAt: mustBeOver, now: now, maxAttempts: 8)
             return CallRecord(
-                id: try row.int("id"), userID: call.userID, callSid: nil, phoneNumber: call.phoneNumber, scenario: call.scenario,
+                id: id, userID: call.userID, callSid: nil, phoneNumber: call.phoneNumber, scenario: call.scenario,
                 status: .initiated, chargeState: state, bucketKey: bucket?.key, durationLimit: call.durationLimit, durationSeconds: nil,
                 endedReason: nil, scheduleID: call.scheduleID, createdAt: now
             )
@@ -152,6 +156,10 @@ extension ChorusStore {
             call.chargeState = newCharge
             return CallStatusUpdate(applied: true, refunded: refund, call: call)
         }
+    }
+
+    func call(id: Int) async throws -> CallRecord? {
+        try await reader.raw("SELECT * FROM calls WHERE id = \(bind: Int64(id))").first().map(Self.callRecord)
     }
 
     func call(sid: String, userID: String) async throws -> CallRecord? {

@@ -4,6 +4,7 @@ import SQLKit
 /// Kinds of durable jobs.
 enum JobKind {
     static let scheduledCall = "scheduled_call"
+    static let reconcileCall = "reconcile_call"
 }
 
 /// A job claimed by one worker for a lease.
@@ -56,11 +57,11 @@ extension ChorusStore {
         )
     }
 
-    func completeJob(id: Int, owner: String, now: Date) async throws {
+    /// A finished job is deleted: the effects are recorded where they belong (calls, schedules).
+    func completeJob(id: Int, owner: String) async throws {
         try await sql.raw(
             """
-            UPDATE jobs SET status = 'done', lease_owner = NULL, lease_until = NULL, updated_at = \(bind: now.epochMillis)
-            WHERE id = \(bind: Int64(id)) AND lease_owner = \(bind: owner) AND status = 'running'
+            DELETE FROM jobs WHERE id = \(bind: Int64(id)) AND lease_owner = \(bind: owner) AND status = 'running'
             """
         ).run()
     }

@@ -65,13 +65,15 @@ extension TestServer {
     }
 
     /// Tells the sandbox Twilio how the callee at `number` behaves.
-    func setCallee(_ number: String, behavior: String, talkSeconds: Double? = nil) async throws {
+    func setCallee(_ number: String, behavior: String, talkSeconds: Double? = nil, callbacks: Bool? = nil) async throws {
         struct Body: Encodable {
             var behavior: String
             var talk_seconds: Double?
+            var callbacks: Bool?
         }
         let encoded = number.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? number
-        let reply = try await request(.PUT, "/sandbox/callees/\(encoded)", json: Body(behavior: behavior, talk_seconds: talkSeconds))
+        let reply = try await request(
+            .PUT, "/sandbox/callees/\(encoded)", json: Body(behavior: behavior, talk_seconds: talkSeconds, callbacks: callbacks))
         #expect((200..<300).contains(reply.status), "set callee: \(reply.text)")
     }
 

@@ -16,6 +16,9 @@ struct ResolvedScenario: Sendable, Equatable {
 /// Places calls: permission, atomic charge, the telephony request, and the release of the charge if that fails.
 /// Shared by make-call, scheduled calls and the development test call.
 struct CallPlacement: Sendable {
+    /// How long the callee's phone rings before the call counts as unanswered (Twilio's `Timeout`).
+    static let ringTimeoutSeconds = 30
+
     let services: ChorusServices
     let store: ChorusStore
     let logger: Logger
@@ -81,7 +84,7 @@ struct CallPlacement: Sendable {
             twimlURL: services.publicURL("/twilio/voice", query: [URLQueryItem(name: "call_id", value: String(call.id))]),
             statusCallbackURL: services.publicURL("/call-end-webhook", query: [URLQueryItem(name: "call_id", value: String(call.id))]),
             statusCallbackEvents: ["initiated", "ringing", "answered", "completed"],
-            timeLimitSeconds: call.durationLimit, ringTimeoutSeconds: 30
+            timeLimitSeconds: call.durationLimit, ringTimeoutSeconds: Self.ringTimeoutSeconds
         )
         let placed: PlacedCall
         do {
