@@ -5,7 +5,8 @@ import Vapor
 
 /// Records every request the sandbox emulators receive, with credentials redacted.
 ///
-/// Installed as middleware in front of the emulators by ``SandboxServices/register(on:)``; the log is
+/// Installed as middleware in front of the emulators by ``SandboxServices/register(on:)``; WebSocket emulators add
+/// each message they receive with ``recordMessage(path:connection:text:)``. The log is
 /// listed at `GET /requests` and cleared with `DELETE /requests`. The `Authorization` header is never
 /// stored, and every configured secret (such as the Twilio auth token) is replaced by `[REDACTED]`
 /// wherever it appears in the path, query or body.
@@ -87,6 +88,23 @@ public final class SandboxRecorder: AsyncMiddleware, Sendable {
         routes.delete("requests") { _ async -> Response in
             self.reset()
             return Response(status: .noContent)
+        }
+    }
+
+    /// Records one WebSocket message an emulator received (`method` is `WS`, `path` the socket's path, `body` the
+    /// text frame). `connection` names the socket (a call or session id) so one conversation can be followed.
+    public func recordMessage(path: String, connection: String, text: String) {
+        let receivedAt = Date()
+        let body = redact(String(text.prefix(65_536)))
+        log.withLockedValue { log in
+            log.entries.append(
+                Entry(
+                    id: log.nextID, method: "WS", path: path, query: nil, receivedAt: receivedAt,
+                    headers: ["x-sandbox-connection": connection], contentType: "application/json", body: body, responseStatus: 101
+                )
+            )
+            log.nextID += 1
+            if log.entries.count > capacity { log.entries.removeFirst(log.entries.count - capacity) }
         }
     }
 
