@@ -1,0 +1,333 @@
+import Foundation
+import NIOCore
+
+/// The session a call's realtime model runs with (`session.update`, schema `RealtimeSessionCreateRequestGA`).
+///
+/// Telephone audio both ways (`audio/pcmu`, no transcoding), the persona's voice, server-side turn detection that
+/// lets the callee interrupt, and transcription of the callee. There is no `temperature`: the GA session has none.
+public struct RealtimeSessionConfiguration: Sendable, Equatable, Encodable {
+    public var model: String
+    public var instructions: String
+    public var voice: String
+    /// The model transcribing the callee (`audio.input.transcription.model`); `nil` turns transcription off.
+    public var transcriptionModel: String?
+    /// Server VAD: how loud speech must be (0–1), the audio kept before it, and the silence that ends a turn.
+    public var vadThreshold: Double
+    public var prefixPaddingMilliseconds: Int
+    public var silenceDurationMilliseconds: Int
+
+    public init(
+        model: String, instructions: String, voice: String, transcriptionModel: String?, vadThreshold: Double = 0.5,
+        prefixPaddingMilliseconds: Int = 300, silenceDurationMilliseconds: Int = 500
+    ) {
+        self.model = model
+        self.instructions = instructions
+        self.voice = voice
+        self.transcriptionModel = transcriptionModel
+        self.vadThreshold = vadThreshold
+        self.prefixPaddingMilliseconds = prefixPaddingMilliseconds
+        self.silenceDurationMilliseconds = silenceDurationMilliseconds
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type
+        case model
+        case outputModalities = "output_modalities"
+        case instructions
+        case audio
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode("realtime", forKey: .type)
+        try container.encode(model, forKey: .model)
+        try container.encode(["audio"], forKey: .outputModalities)
+        try container.encode(instructions, forKey: .instructions)
+        let format = AudioFormat(type: "audio/pcmu")
+        try container.encode(
+            Audio(
+                input: Input(
+                    format: format, transcription: transcriptionModel.map(Transcription.init(model:)),
+                    turnDetection: TurnDetection(
+                        type: "server_vad", threshold: vadThreshold, prefixPaddingMs: prefixPaddingMilliseconds,
+                        silenceDurationMs: silenceDurationMilliseconds, createResponse: true, interruptResponse: true)
+                ),
+                output: Output(format: format, voice: voice)
+            ),
+            forKey: .audio)
+    }
+
+    struct Audio: Encodable {
+        let input: Input
+        let output: Output
+
+        enum CodingKeys: String, CodingKey {
+            case input
+            case output
+        }
+    }
+
+    struct Input: Encodable {
+        let format: AudioFormat
+        let transcription: Transcription?
+        let turnDetection: TurnDetection
+
+        enum CodingKeys: String, CodingKey {
+            case format
+            case transcription
+            case turnDetection = "turn_detection"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(format, forKey: .format)
+            try container.encodeIfPresent(transcription, forKey: .transcription)
+            try container.encode(turnDetection, forKey: .turnDetection)
+        }
+    }
+
+    struct Output: Encodable {
+        let format: AudioFormat
+        let voice: String
+
+        enum CodingKeys: String, CodingKey {
+            case format
+            case voice
+        }
+    }
+
+    struct AudioFormat: Encodable {
+        let type: String
+
+        enum CodingKeys: String, CodingKey {
+            case type
+        }
+    }
+
+    struct Transcription: Encodable {
+        let model: String
+
+        enum CodingKeys: String, CodingKey {
+            case model
+        }
+    }
+
+    struct TurnDetection: Encodable {
+        let type: String
+        let threshold: Double
+        let prefixPaddingMs: Int
+        let silenceDurationMs: Int
+        let createResponse: Bool
+        let interruptResponse: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case type
+            case threshold
+            case prefixPaddingMs = "prefix_padding_ms"
+            case silenceDurationMs = "silence_duration_ms"
+            case createResponse = "create_response"
+            case interruptResponse = "interrupt_response"
+        }
+    }
+}
+
+/// The client events the bridge sends (members of the spec's `RealtimeClientEvent`).
+public enum RealtimeClientEvent {
+    /// `session.update` with the call's session.
+    public static func sessionUpdate(_ session: RealtimeSessionConfiguration) -> String {
+        encode(SessionUpdate(type: "session.update", session: session))
+    }
+
+    /// `response.create`: the model speaks (the first greeting; later turns start by themselves through server VAD).
+    public static func responseCreate() -> String { #"{"type":"response.create"}"# }
+
+    /// `conversation.item.truncate`: the callee heard `audioEndMs` of the item's audio.
+    public static func truncate(itemID: String, audioEndMs: Int) -> String {
+        encode(Truncate(type: "conversation.item.truncate", itemID: itemID, contentIndex: 0, audioEndMs: audioEndMs))
+    }
+
+    /// `input_audio_buffer.append` with base64 audio, written straight into a buffer (the payload is relayed as is).
+    public static func append(audio: Substring, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 48 + audio.utf8.count)
+        buffer.writeStaticString("{\"type\":\"input_audio_buffer.append\",\"audio\":\"")
+        buffer.writeSubstring(audio)
+        buffer.writeStaticString("\"}")
+        return buffer
+    }
+
+    private static func encode(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // These values always encode (strings, numbers and fixed structures).
+        return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "{}"
+    }
+
+    struct SessionUpdate: Encodable {
+        let type: String
+        let session: RealtimeSessionConfiguration
+
+        enum CodingKeys: String, CodingKey {
+            case type
+            case session
+        }
+    }
+
+    struct Truncate: Encodable {
+        let type: String
+        let itemID: String
+        let contentIndex: Int
+        let audioEndMs: Int
+
+        enum CodingKeys: String, CodingKey {
+            case type
+            case itemID = "item_id"
+            case contentIndex = "content_index"
+            case audioEndMs = "audio_end_ms"
+        }
+    }
+}
+
+/// The server events the bridge acts on (members of the spec's `RealtimeServerEvent`); the rest are `other`.
+public enum RealtimeServerEvent: Sendable, Equatable {
+    case sessionCreated
+    case sessionUpdated
+    /// `response.output_audio.delta`: base64 audio (a slice of the received text) of an assistant item.
+    case audioDelta(itemID: String, delta: Substring)
+    /// `input_audio_buffer.speech_started`.
+    case speechStarted
+    /// `input_audio_buffer.speech_stopped`.
+    case speechStopped
+    /// `conversation.item.input_audio_transcription.completed`: what the callee said.
+    case calleeTranscript(itemID: String?, text: String)
+    /// `response.output_audio_transcript.done`: what the assistant said.
+    case assistantTranscript(itemID: String?, text: String)
+    /// `response.done` with the response's status (`completed`, `cancelled`, `failed`, `incomplete`).
+    case responseDone(status: String?)
+    /// `error`.
+    case error(RealtimeErrorDetail)
+    case other(type: String)
+
+    /// Parses one text message, or `nil` when it is not a realtime event.
+    public static func parse(_ text: String) -> RealtimeServerEvent? {
+        var text = text
+        let scanned = text.withUTF8 { bytes -> (type: String, itemID: String?, delta: Range<Int>?, decoded: RealtimeServerEvent?)? in
+            var type: String?
+            var itemID: String?
+            var delta: Range<Int>?
+            let base = bytes.baseAddress
+            let valid = JSONMemberScanner.scan(bytes, maxDepth: 1) { member in
+                if member.keyIs("type") {
+                    type = member.string
+                } else if member.keyIs("item_id") {
+                    itemID = member.string
+                } else if member.keyIs("delta"), member.isString, !member.hasEscapes, let base {
+                    let start = member.value.baseAddress.map { $0 - base } ?? 0
+                    delta = start..<(start + member.value.count)
+                }
+                return true
+            }
+            guard valid, let type else { return nil }
+            // The rare events with free text or nested objects are decoded in full.
+            let decoded: RealtimeServerEvent?
+            switch type {
+            case "conversation.item.input_audio_transcription.completed":
+                let event = try? JSONDecoder().decode(Transcript.self, from: Data(bytes))
+                decoded = .calleeTranscript(itemID: itemID, text: event?.transcript ?? "")
+            case "response.output_audio_transcript.done":
+                let event = try? JSONDecoder().decode(Transcript.self, from: Data(bytes))
+                decoded = .assistantTranscript(itemID: itemID, text: event?.transcript ?? "")
+            case "response.done":
+                let event = try? JSONDecoder().decode(ResponseDone.self, from: Data(bytes))
+                decoded = .responseDone(status: event?.response.status)
+            case "error":
+                let event = try? JSONDecoder().decode(ErrorEvent.self, from: Data(bytes))
+                decoded = .error(event?.error ?? RealtimeErrorDetail(type: "unknown", code: nil, message: "Unreadable error event"))
+            default:
+                decoded = nil
+            }
+            return (type, itemID, delta, decoded)
+        }
+        guard let scanned else { return nil }
+        if let decoded = scanned.decoded { return decoded }
+        switch scanned.type {
+        case "response.output_audio.delta":
+            guard let delta = scanned.delta, let itemID = scanned.itemID else { return nil }
+            let utf8 = text.utf8
+            let lower = utf8.index(utf8.startIndex, offsetBy: delta.lowerBound)
+            let upper = utf8.index(lower, offsetBy: delta.count)
+            return .audioDelta(itemID: itemID, delta: text[lower..<upper])
+        case "input_audio_buffer.speech_started": return .speechStarted
+        case "input_audio_buffer.speech_stopped": return .speechStopped
+        case "session.created": return .sessionCreated
+        case "session.updated": return .sessionUpdated
+        default: return .other(type: scanned.type)
+        }
+    }
+
+    struct Transcript: Decodable {
+        let transcript: String
+
+        enum CodingKeys: String, CodingKey {
+            case transcript
+        }
+    }
+
+    struct ResponseDone: Decodable {
+        let response: Response
+
+        struct Response: Decodable {
+            let status: String?
+
+            enum CodingKeys: String, CodingKey {
+                case status
+            }
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case response
+        }
+    }
+
+    struct ErrorEvent: Decodable {
+        let error: RealtimeErrorDetail
+
+        enum CodingKeys: String, CodingKey {
+            case error
+        }
+    }
+}
+
+/// The `error` object of a realtime `error` event.
+public struct RealtimeErrorDetail: Sendable, Equatable, Decodable {
+    public let type: String
+    public let code: String?
+    public let message: String
+
+    /// Client-side mistakes the session survives (a cancel with nothing to cancel, a response already running…);
+    /// anything else (`server_error`, authentication, rate limits, unknown codes) ends the call.
+    public static let recoverableCodes: Set<String> = [
+        "response_cancel_not_active", "conversation_already_has_active_response", "input_audio_buffer_commit_empty",
+    ]
+
+    /// Whether the call can go on after this error.
+    public var isRecoverable: Bool { code.map { Self.recoverableCodes.contains($0) } ?? false }
+
+    public init(type: String, code: String?, message: String) {
+        self.type = type
+        self.code = code
+        self.message = message
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type
+        case code
+        case message
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = try container.decodeIfPresent(String.self, forKey: .type) ?? "unknown"
+        code = try container.decodeIfPresent(String.self, forKey: .code)
+        message = try container.decodeIfPresent(String.self, forKey: .message) ?? ""
+    }
+}
