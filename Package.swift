@@ -106,6 +106,7 @@ let package = Package(
             name: "ChorusTestSupport",
             dependencies: ["ChorusServer", .product(name: "Vapor", package: "vapor")],
             path: "Tests/ChorusTestSupport",
+            resources: [.copy("Specs")],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ChorusAPITests", dependencies: ["ChorusAPI"], swiftSettings: swiftSettings),
