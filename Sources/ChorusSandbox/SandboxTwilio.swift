@@ -14,6 +14,15 @@ import Vapor
 /// callee: status callbacks (`initiated`, `ringing`, `in-progress`, then a terminal status) are posted
 /// to the call's `StatusCallback` with a genuine `X-Twilio-Signature`. How each callee behaves is
 /// configurable per number. Callback delivery failures are recorded on the call, never fatal.
+///
+/// When a call is answered the emulator fetches its TwiML (a signed POST, or GET, to the call's `Url`). A
+/// `<Connect><Stream url>` is played over the real bidirectional Media Streams protocol: the emulator opens a signed
+/// WebSocket to the stream URL, sends `connected`, `start` and the callee's microphone as a `media` frame every 20 ms
+/// (real time), plays the application's `media` out of a playback queue, echoes `mark`s when playback reaches them and
+/// honours `clear`. The call ends when the application closes the socket, on a REST hang-up, at the call's `TimeLimit` or
+/// when the callee hangs up (the last three send `stop` first). Any other TwiML keeps the simulated conversation of
+/// `talk_seconds`; TwiML that cannot be fetched or parsed ends the call at once, as on Twilio (errors 11200/12100).
+/// What the callee says on a stream, and when, is its ``CalleeScript``.
 public final class SandboxTwilio: Sendable {
     /// How the simulated callee reacts to a call.
     public enum CalleeBehavior: String, Codable, Sendable {
@@ -52,25 +61,32 @@ public final class SandboxTwilio: Sendable {
     public let accountSID: String
     /// The pace of simulated calls.
     public let timing: Timing
+    /// How Media Streams are run.
+    public let mediaStreams: MediaStreamOptions
     let authToken: String
-    private let httpClient: HTTPClient
+    let httpClient: HTTPClient
     private let defaultBehavior: CalleeBehavior
-    private let validator: TwilioRequestValidator
-    private let logger: Logger
-    private let state = NIOLockedValueBox(State())
+    let validator: TwilioRequestValidator
+    let logger: Logger
+    let state = NIOLockedValueBox(State())
+    let recorder: NIOLockedValueBox<SandboxRecorder?>
 
     /// Creates an emulator for one account.
     ///
     /// - Parameters:
-    ///   - httpClient: The client used to post status callbacks.
+    ///   - httpClient: The client used to fetch TwiML, post status callbacks and (its event loops) open Media Streams.
     ///   - defaultBehavior: How callees without an override behave.
+    ///   - mediaStreams: How Media Streams are run (message recording, kept audio, callee voice).
+    ///   - recorder: Where messages received on Media Streams are recorded (see also ``attach(recorder:)``).
     public init(
         accountSID: String,
         authToken: String,
         httpClient: HTTPClient,
         timing: Timing = Timing(),
         defaultBehavior: CalleeBehavior = .answer,
-        logger: Logger = Logger(label: "chorus.sandbox.twilio")
+        logger: Logger = Logger(label: "chorus.sandbox.twilio"),
+        mediaStreams: MediaStreamOptions = MediaStreamOptions(),
+        recorder: SandboxRecorder? = nil
     ) {
         self.accountSID = accountSID
         self.authToken = authToken
@@ -79,17 +95,29 @@ public final class SandboxTwilio: Sendable {
         self.defaultBehavior = defaultBehavior
         self.validator = TwilioRequestValidator(authToken: authToken)
         self.logger = logger
+        self.mediaStreams = mediaStreams
+        self.recorder = NIOLockedValueBox(recorder)
+    }
+
+    /// Records every message received on Media Streams started from now on in `recorder` (unless
+    /// ``MediaStreamOptions/recordsMessages`` is off).
+    public func attach(recorder: SandboxRecorder) {
+        self.recorder.withLockedValue { $0 = recorder }
     }
 
     // MARK: - Configuration and inspection
 
     /// Makes calls to `number` behave as `behavior`; `talkSeconds` (simulated) overrides the default
-    /// conversation length for answered calls; `sendsCallbacks: false` drops the call's status callbacks, as if
-    /// they were lost on the way (the call still plays out and can be fetched).
-    public func setBehavior(_ behavior: CalleeBehavior, for number: String, talkSeconds: Int? = nil, sendsCallbacks: Bool = true) {
+    /// conversation length for answered calls whose TwiML has no `<Connect><Stream>`; `sendsCallbacks: false` drops
+    /// the call's status callbacks, as if they were lost on the way (the call still plays out and can be fetched);
+    /// `script` is what the callee says on a Media Stream and when it hangs up.
+    public func setBehavior(
+        _ behavior: CalleeBehavior, for number: String, talkSeconds: Int? = nil, sendsCallbacks: Bool = true,
+        script: CalleeScript = CalleeScript()
+    ) {
         let key = Self.normalized(number)
         state.withLockedValue {
-            $0.callees[key] = CalleeOverride(behavior: behavior, talkSeconds: talkSeconds, sendsCallbacks: sendsCallbacks)
+            $0.callees[key] = CalleeOverride(behavior: behavior, talkSeconds: talkSeconds, sendsCallbacks: sendsCallbacks, script: script)
         }
     }
 
@@ -109,13 +137,75 @@ public final class SandboxTwilio: Sendable {
         state.withLockedValue { $0.calls[sid]?.record }
     }
 
-    /// Stops every call still in progress without sending further callbacks (used at shutdown).
+    /// The Media Stream statistics and event timeline of a call, or `nil` if the call has (had) no stream.
+    public func mediaStream(sid: String) -> SandboxMediaStreamStats? {
+        let session = state.withLockedValue { $0.calls[sid]?.stream }
+        return session?.statistics()
+    }
+
+    /// The application's audio that actually played on a call's stream (8 kHz μ-law, in order; cleared audio is not
+    /// included), or `nil` if the call has no stream. Empty when ``MediaStreamOptions/keepsPlayedAudio`` is off.
+    public func playedAudio(sid: String) -> [UInt8]? {
+        let session = state.withLockedValue { $0.calls[sid]?.stream }
+        return session?.playedAudio()
+    }
+
+    /// Waits until the call has ended and its stream (if any) is closed, and returns it; `nil` if there is no such
+    /// call, or it has not ended within `timeout`, or the waiting task is cancelled.
+    public func waitUntilEnded(sid: String, timeout: Duration = .seconds(30)) async -> SandboxCallRecord? {
+        await withTaskGroup(of: SandboxCallRecord?.self) { group in
+            group.addTask { await self.ended(sid: sid) }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    private func ended(sid: String) async -> SandboxCallRecord? {
+        let id = UUID()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<SandboxCallRecord?, Never>) in
+                let immediate = state.withLockedValue { state -> SandboxCallRecord?? in
+                    guard let call = state.calls[sid] else { return .some(nil) }
+                    if call.finished { return .some(call.record) }
+                    if state.cancelledWaiters.remove(id) != nil { return .some(nil) }
+                    state.waiters[sid, default: [:]][id] = continuation
+                    return .none
+                }
+                if case .some(let record) = immediate { continuation.resume(returning: record) }
+            }
+        } onCancel: {
+            let continuation = state.withLockedValue { state -> CheckedContinuation<SandboxCallRecord?, Never>? in
+                if let waiter = state.waiters[sid]?.removeValue(forKey: id) { return waiter }
+                state.cancelledWaiters.insert(id)
+                return nil
+            }
+            continuation?.resume(returning: nil)
+        }
+    }
+
+    /// Stops every call still in progress without sending further callbacks (used at shutdown); Media Streams get
+    /// `stop` and their sockets are closed by their (cancelled) tasks.
     public func cancelPendingCalls() {
+        _ = cancelAll()
+    }
+
+    /// Like ``cancelPendingCalls()``, then waits until every call's task has finished (sockets closed).
+    public func shutdown() async {
+        for task in cancelAll() { await task.value }
+    }
+
+    private func cancelAll() -> [Task<Void, Never>] {
         let tasks = state.withLockedValue { state -> [Task<Void, Never>] in
             var tasks: [Task<Void, Never>] = []
             for sid in state.order {
                 guard var call = state.calls[sid] else { continue }
                 call.outbox.finish()
+                call.stream?.requestEnd(.shutdown)
                 tasks += [call.lifecycle, call.delivery].compactMap { $0 }
                 call.lifecycle = nil
                 call.delivery = nil
@@ -124,6 +214,7 @@ public final class SandboxTwilio: Sendable {
             return tasks
         }
         tasks.forEach { $0.cancel() }
+        return tasks
     }
 
     // MARK: - Routes
@@ -147,7 +238,8 @@ public final class SandboxTwilio: Sendable {
         routes.delete("callees", ":number") { request async -> Response in
             let number = Self.normalized(request.parameters.get("number") ?? "")
             self.resetBehavior(for: number)
-            return SandboxJSON.response(CalleeSettings(number: number, behavior: self.defaultBehavior, talkSeconds: nil))
+            return SandboxJSON.response(
+                CalleeSettings(number: number, behavior: self.defaultBehavior, talkSeconds: nil, callbacks: true, script: CalleeScript()))
         }
         routes.get("calls") { _ async -> Response in
             SandboxJSON.response(CallList(calls: self.calls()))
@@ -193,6 +285,10 @@ public final class SandboxTwilio: Sendable {
         guard method == "POST" || method == "GET" else {
             return Self.twilioError(.badRequest, code: 21210, message: "StatusCallbackMethod must be GET or POST")
         }
+        let twimlMethod = value("Method")?.uppercased() ?? "POST"
+        guard twimlMethod == "POST" || twimlMethod == "GET" else {
+            return Self.twilioError(.badRequest, code: 21210, message: "Method must be GET or POST")
+        }
         var events: Set<String> = ["completed"]
         for (name, raw) in form where name == "StatusCallbackEvent" {
             events.formUnion(raw.split(separator: " ").map { String($0).lowercased() })
@@ -206,12 +302,14 @@ public final class SandboxTwilio: Sendable {
         let call = state.withLockedValue { state -> CallState in
             let callee = state.callees[Self.normalized(to)]
             let talk = callee?.talkSeconds.map(Double.init) ?? Self.seconds(timing.talkDuration)
-            let call = CallState(
+            var call = CallState(
                 sid: sid, accountSID: accountSID, to: to, from: from, url: url, statusCallback: statusCallback,
                 statusCallbackMethod: method, events: events, timeLimit: timeLimit, ringTimeout: ringTimeout,
                 behavior: callee?.behavior ?? defaultBehavior, talkSeconds: min(talk, Double(timeLimit)),
                 dateCreated: now, outbox: continuation
             )
+            call.twimlMethod = twimlMethod
+            call.script = callee?.script ?? CalleeScript()
             state.calls[sid] = call
             state.order.append(sid)
             return call
@@ -226,6 +324,7 @@ public final class SandboxTwilio: Sendable {
         let (behavior, talkSeconds) = (call.behavior, call.talkSeconds)
         let lifecycle = Task { [self] in
             await runLifecycle(sid: sid, behavior: behavior, talkSeconds: talkSeconds, ringTimeout: ringTimeout)
+            lifecycleFinished(sid)
         }
         state.withLockedValue { state in
             state.calls[sid]?.delivery = delivery
@@ -250,17 +349,27 @@ public final class SandboxTwilio: Sendable {
             guard let requested else { return .unchanged(call) }
             let terminal: String
             let duration: Int
+            var lifecycle = call.lifecycle
             if call.status == "in-progress" {
                 guard requested == "completed" else { return .unchanged(call) }
-                let elapsed = call.answeredAt.map { Self.seconds(ContinuousClock.now - $0) / timing.timeScale } ?? 0
                 terminal = "completed"
-                duration = Int(min(elapsed, call.talkSeconds).rounded(.up))
+                if let stream = call.stream {
+                    // Media is real time: the call's time is wall-clock time. Its task sends `stop` and closes.
+                    let elapsed = call.answeredAt.map { Self.seconds(ContinuousClock.now - $0) } ?? 0
+                    duration = min(Int(elapsed.rounded(.up)), call.timeLimit)
+                    stream.requestEnd(.restHangup)
+                    lifecycle = nil
+                } else {
+                    let elapsed = call.answeredAt.map { Self.seconds(ContinuousClock.now - $0) / timing.timeScale } ?? 0
+                    duration = Int(min(elapsed, call.talkSeconds).rounded(.up))
+                    call.lifecycle = nil
+                }
             } else {
                 terminal = "canceled"
                 duration = 0
+                call.lifecycle = nil
             }
-            let lifecycle = call.lifecycle
-            call.lifecycle = nil
+            call.endedBy = "rest_hangup"
             call.transition(to: terminal, event: "completed", at: now, duration: duration, signer: validator)
             state.calls[sid] = call
             return .hungUp(call, lifecycle)
@@ -294,14 +403,33 @@ public final class SandboxTwilio: Sendable {
             settings = try JSONDecoder().decode(CalleeSettingsBody.self, from: Data((request.body.string ?? "").utf8))
         } catch {
             return SandboxJSON.detail(
-                "Body must be {\"behavior\": \"answer|no-answer|busy|failed\", \"talk_seconds\": n}.",
+                "Body must be {\"behavior\": \"answer|no-answer|busy|failed\", \"talk_seconds\": n, \"callbacks\": bool, "
+                    + "\"lines\": [text], \"first_line_after_ms\": n, \"reply_after_ms\": n, \"hangup_after_seconds\": n, "
+                    + "\"interrupt_after_ms\": n} (every member optional).",
                 status: .badRequest)
         }
-        if let talk = settings.talkSeconds, talk < 0 {
-            return SandboxJSON.detail("talk_seconds must not be negative.", status: .badRequest)
+        let numbers: [(String, Double?)] = [
+            ("talk_seconds", settings.talkSeconds.map(Double.init)),
+            ("first_line_after_ms", settings.firstLineAfterMs.map(Double.init)),
+            ("reply_after_ms", settings.replyAfterMs.map(Double.init)),
+            ("hangup_after_seconds", settings.hangupAfterSeconds),
+            ("interrupt_after_ms", settings.interruptAfterMs.map(Double.init)),
+        ]
+        for (name, number) in numbers {
+            guard let number else { continue }
+            if number < 0 || !number.isFinite {
+                return SandboxJSON.detail("\(name) must not be negative.", status: .badRequest)
+            }
         }
-        setBehavior(settings.behavior, for: number, talkSeconds: settings.talkSeconds, sendsCallbacks: settings.callbacks ?? true)
-        return SandboxJSON.response(CalleeSettings(number: number, behavior: settings.behavior, talkSeconds: settings.talkSeconds))
+        let behavior = settings.behavior ?? defaultBehavior
+        let script = CalleeScript(
+            lines: settings.lines, firstLineAfterMs: settings.firstLineAfterMs, replyAfterMs: settings.replyAfterMs,
+            hangupAfterSeconds: settings.hangupAfterSeconds, interruptAfterMs: settings.interruptAfterMs
+        )
+        let callbacks = settings.callbacks ?? true
+        setBehavior(behavior, for: number, talkSeconds: settings.talkSeconds, sendsCallbacks: callbacks, script: script)
+        return SandboxJSON.response(
+            CalleeSettings(number: number, behavior: behavior, talkSeconds: settings.talkSeconds, callbacks: callbacks, script: script))
     }
 
     // MARK: - Lifecycle
@@ -315,8 +443,7 @@ public final class SandboxTwilio: Sendable {
         switch behavior {
         case .answer where ring < Double(ringTimeout):
             guard await sleep(simulated: ring), advance(sid, callStatus: "in-progress", event: "answered") else { return }
-            guard await sleep(simulated: talkSeconds) else { return }
-            _ = advance(sid, callStatus: "completed", event: "completed", duration: Int(talkSeconds.rounded(.up)))
+            await runAnsweredCall(sid: sid, talkSeconds: talkSeconds)
         case .answer, .noAnswer:
             guard await sleep(simulated: Double(ringTimeout)) else { return }
             _ = advance(sid, callStatus: "no-answer", event: "completed", duration: 0)
@@ -330,10 +457,17 @@ public final class SandboxTwilio: Sendable {
     }
 
     /// Moves a call to `callStatus` and queues the matching callback; `false` if the call had already ended.
-    private func advance(_ sid: String, callStatus: String, event: String, duration: Int? = nil) -> Bool {
+    /// `endedBy` and `error` are recorded when the call ends.
+    func advance(
+        _ sid: String, callStatus: String, event: String, duration: Int? = nil, endedBy: String? = nil, error: String? = nil
+    ) -> Bool {
         let now = Date()
         return state.withLockedValue { state in
             guard var call = state.calls[sid], !call.isEnded else { return false }
+            if CallState.terminalStatuses.contains(callStatus) {
+                call.endedBy = endedBy
+                call.twimlError = error
+            }
             call.transition(to: callStatus, event: event, at: now, duration: duration, signer: validator)
             if callStatus == "in-progress" { call.answeredAt = .now }
             if call.isEnded { call.lifecycle = nil }
@@ -342,7 +476,18 @@ public final class SandboxTwilio: Sendable {
         }
     }
 
-    private func sleep(simulated seconds: Double) async -> Bool {
+    /// Marks the call's task as finished and wakes those waiting for the call to end.
+    private func lifecycleFinished(_ sid: String) {
+        let (waiters, record) = state.withLockedValue { state -> ([CheckedContinuation<SandboxCallRecord?, Never>], SandboxCallRecord?) in
+            state.calls[sid]?.finished = true
+            state.calls[sid]?.lifecycle = nil
+            let waiters = state.waiters.removeValue(forKey: sid).map { Array($0.values) } ?? []
+            return (waiters, state.calls[sid]?.record)
+        }
+        waiters.forEach { $0.resume(returning: record) }
+    }
+
+    func sleep(simulated seconds: Double) async -> Bool {
         let nanoseconds = max(0, seconds * timing.timeScale * 1_000_000_000)
         do {
             try await Task.sleep(for: .nanoseconds(Int64(nanoseconds)))
@@ -474,6 +619,8 @@ extension SandboxTwilio {
         var calls: [String: CallState] = [:]
         var order: [String] = []
         var callees: [String: CalleeOverride] = [:]
+        var waiters: [String: [UUID: CheckedContinuation<SandboxCallRecord?, Never>]] = [:]
+        var cancelledWaiters: Set<UUID> = []
     }
 
     struct CalleeOverride {
@@ -481,6 +628,7 @@ extension SandboxTwilio {
         var talkSeconds: Int?
         /// `false` simulates status callbacks that never reach the application (lost in transit).
         var sendsCallbacks = true
+        var script = CalleeScript()
     }
 
     struct PendingCallback: Sendable {
@@ -519,6 +667,14 @@ extension SandboxTwilio {
         var deliveries: [SandboxCallbackDelivery] = []
         var lifecycle: Task<Void, Never>?
         var delivery: Task<Void, Never>?
+        /// `GET` or `POST` for the TwiML `Url`.
+        var twimlMethod = "POST"
+        var script = CalleeScript()
+        var stream: MediaStreamSession?
+        var endedBy: String?
+        var twimlError: String?
+        /// The call's task has returned (its stream, if any, is closed).
+        var finished = false
 
         init(
             sid: String, accountSID: String, to: String, from: String, url: String, statusCallback: String?,
@@ -589,10 +745,15 @@ extension SandboxTwilio {
         }
 
         var record: SandboxCallRecord {
-            SandboxCallRecord(
+            let media = stream?.statistics()
+            return SandboxCallRecord(
                 sid: sid, to: to, from: from, status: status, behavior: behavior, url: url,
                 statusCallback: statusCallback, statusCallbackEvents: events.sorted(), timeLimit: timeLimit,
-                timeout: ringTimeout, duration: duration, history: history, callbacks: deliveries
+                timeout: ringTimeout, duration: duration, history: history, callbacks: deliveries,
+                endedBy: endedBy, twimlError: twimlError, streamSid: media?.streamSid, streamURL: media?.streamURL,
+                customParameters: media?.customParameters, framesSent: media?.framesSent,
+                mediaFramesReceived: media?.mediaFramesReceived, marksReceived: media?.marksReceived,
+                marksEchoed: media?.marksEchoed, clearsReceived: media?.clearsReceived, aiAudioPlayedMs: media?.aiAudioPlayedMs
             )
         }
 
@@ -676,6 +837,30 @@ public struct SandboxCallRecord: Sendable, Codable, Equatable {
     public let history: [SandboxCallStatusChange]
     /// Every status callback delivery attempted, in order.
     public let callbacks: [SandboxCallbackDelivery]
+    /// Why an answered call ended: `server_closed_stream`, `rest_hangup`, `time_limit`, `callee_hangup`, `twiml_error`,
+    /// `stream_connect_failed`, `twiml_ended` (a call without a stream ran its talk time) or `shutdown`.
+    public let endedBy: String?
+    /// Why the call's TwiML could not be used (`11200: HTTP retrieval failure ...`, `12100: Document parse failure
+    /// ...`, `31920: Stream - WebSocket - Handshake Error ...`).
+    public let twimlError: String?
+    /// The Media Stream's `streamSid`, if the TwiML connected one.
+    public let streamSid: String?
+    /// The `<Stream url>`.
+    public let streamURL: String?
+    /// The `<Parameter>`s sent in `start.customParameters`.
+    public let customParameters: [String: String]?
+    /// Frames sent on the stream (`connected`, `start`, `media`, `mark`, `stop`).
+    public let framesSent: Int?
+    /// `media` frames received from the application.
+    public let mediaFramesReceived: Int?
+    /// `mark` frames the application sent.
+    public let marksReceived: Int?
+    /// Marks echoed back to the application.
+    public let marksEchoed: Int?
+    /// `clear` frames the application sent.
+    public let clearsReceived: Int?
+    /// Milliseconds of the application's audio actually played.
+    public let aiAudioPlayedMs: Int?
 
     enum CodingKeys: String, CodingKey {
         case sid
@@ -691,6 +876,17 @@ public struct SandboxCallRecord: Sendable, Codable, Equatable {
         case duration
         case history
         case callbacks
+        case endedBy = "ended_by"
+        case twimlError = "twiml_error"
+        case streamSid = "stream_sid"
+        case streamURL = "stream_url"
+        case customParameters = "custom_parameters"
+        case framesSent = "frames_sent"
+        case mediaFramesReceived = "media_frames_received"
+        case marksReceived = "marks_received"
+        case marksEchoed = "marks_echoed"
+        case clearsReceived = "clears_received"
+        case aiAudioPlayedMs = "ai_audio_played_ms"
     }
 }
 
@@ -702,16 +898,28 @@ struct CallList: Encodable {
     }
 }
 
+/// `PUT /callees/:number`; every member is optional.
 struct CalleeSettingsBody: Decodable {
-    let behavior: SandboxTwilio.CalleeBehavior
+    /// Default: the emulator's default behaviour.
+    let behavior: SandboxTwilio.CalleeBehavior?
     let talkSeconds: Int?
     /// `false`: the call's status callbacks are dropped (default `true`).
     let callbacks: Bool?
+    let lines: [String]?
+    let firstLineAfterMs: Int?
+    let replyAfterMs: Int?
+    let hangupAfterSeconds: Double?
+    let interruptAfterMs: Int?
 
     enum CodingKeys: String, CodingKey {
         case behavior
         case talkSeconds = "talk_seconds"
         case callbacks
+        case lines
+        case firstLineAfterMs = "first_line_after_ms"
+        case replyAfterMs = "reply_after_ms"
+        case hangupAfterSeconds = "hangup_after_seconds"
+        case interruptAfterMs = "interrupt_after_ms"
     }
 }
 
@@ -719,11 +927,32 @@ struct CalleeSettings: Encodable {
     let number: String
     let behavior: SandboxTwilio.CalleeBehavior
     let talkSeconds: Int?
+    let callbacks: Bool
+    let script: SandboxTwilio.CalleeScript
 
     enum CodingKeys: String, CodingKey {
         case number
         case behavior
         case talkSeconds = "talk_seconds"
+        case callbacks
+        case lines
+        case firstLineAfterMs = "first_line_after_ms"
+        case replyAfterMs = "reply_after_ms"
+        case hangupAfterSeconds = "hangup_after_seconds"
+        case interruptAfterMs = "interrupt_after_ms"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(number, forKey: .number)
+        try container.encode(behavior, forKey: .behavior)
+        try container.encode(talkSeconds, forKey: .talkSeconds)
+        try container.encode(callbacks, forKey: .callbacks)
+        try container.encode(script.lines, forKey: .lines)
+        try container.encode(script.firstLineAfterMs, forKey: .firstLineAfterMs)
+        try container.encode(script.replyAfterMs, forKey: .replyAfterMs)
+        try container.encode(script.hangupAfterSeconds, forKey: .hangupAfterSeconds)
+        try container.encode(script.interruptAfterMs, forKey: .interruptAfterMs)
     }
 }
 

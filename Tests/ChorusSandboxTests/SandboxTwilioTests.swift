@@ -29,6 +29,8 @@ final class TwilioHarness: Sendable {
     let receiver: Application
     let callbackURL: URL
     let baseURL: URL
+    /// The receiver's TwiML route (`<Say>…</Say><Hangup/>`).
+    var twimlURL: URL { callbackURL.deletingLastPathComponent().appendingPathComponent("twiml") }
     private let received: NIOLockedValueBox<[ReceivedCallback]>
 
     private init(
@@ -65,6 +67,15 @@ final class TwilioHarness: Sendable {
             box.withLockedValue { $0.append(callback) }
             return Response(status: .noContent)
         }
+        // TwiML without a stream: the emulator plays its simulated conversation.
+        receiver.post("twiml") { _ async -> Response in
+            var headers = HTTPHeaders()
+            headers.contentType = .xml
+            return Response(
+                status: .ok, headers: headers,
+                body: .init(string: #"<?xml version="1.0" encoding="UTF-8"?><Response><Say>Hello from Chorus.</Say><Hangup/></Response>"#)
+            )
+        }
         try await receiver.asyncBoot()
         try await receiver.server.start(address: .hostname("127.0.0.1", port: 0))
         let port = try #require(receiver.http.server.shared.localAddress?.port)
@@ -92,7 +103,7 @@ final class TwilioHarness: Sendable {
 
     func request(to: String, timeLimit: Int = 60, ringTimeout: Int = 30) -> OutboundCallRequest {
         OutboundCallRequest(
-            to: to, from: Self.from, twimlURL: URL(string: "http://127.0.0.1:9/twiml")!, statusCallbackURL: callbackURL,
+            to: to, from: Self.from, twimlURL: twimlURL, statusCallbackURL: callbackURL,
             statusCallbackEvents: ["initiated", "ringing", "answered", "completed"],
             timeLimitSeconds: timeLimit, ringTimeoutSeconds: ringTimeout
         )
