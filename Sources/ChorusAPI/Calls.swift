@@ -158,7 +158,8 @@ public struct CallHistoryItem: Codable, Sendable, Equatable, Identifiable {
     public var createdAt: Date
     public var callSid: String
     public var durationSeconds: Int?
-    /// Why the call ended, once it has: `completed`, `duration_limit`, `busy`, `no_answer`, `failed`, `canceled`.
+    /// Why the call ended, once it has: `completed`, `max_duration`, `callee_hangup`, `busy`, `no_answer`, `failed`,
+    /// `canceled`, `failed_to_start`, `error_openai`, `error_stream`.
     public var endedReason: String?
     public var durationLimit: Int
 
@@ -234,5 +235,123 @@ public struct BypassRateLimitRequest: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case endpoint
         case data
+    }
+}
+
+/// One line of a call's transcript.
+public struct CallTranscriptLine: Codable, Sendable, Equatable {
+    /// `assistant` (the AI persona) or `callee` (the person called).
+    public var speaker: String
+    public var text: String
+    /// Milliseconds after the conversation started.
+    public var atMs: Int
+    /// The callee interrupted this assistant line; only part of it was heard.
+    public var interrupted: Bool
+
+    public init(speaker: String, text: String, atMs: Int, interrupted: Bool) {
+        self.speaker = speaker
+        self.text = text
+        self.atMs = atMs
+        self.interrupted = interrupted
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case speaker
+        case text
+        case atMs = "at_ms"
+        case interrupted
+    }
+}
+
+/// How quickly the AI answered on a call, measured by the media bridge.
+public struct CallLatency: Codable, Sendable, Equatable {
+    /// From the callee answering (stream start) to the AI's first audio.
+    public var firstAudioMs: Int?
+    /// From the end of the callee's speech to the AI's next audio, per turn: median and 90th percentile.
+    public var turnP50Ms: Int?
+    public var turnP90Ms: Int?
+    /// Turns measured.
+    public var turns: Int
+
+    public init(firstAudioMs: Int?, turnP50Ms: Int?, turnP90Ms: Int?, turns: Int) {
+        self.firstAudioMs = firstAudioMs
+        self.turnP50Ms = turnP50Ms
+        self.turnP90Ms = turnP90Ms
+        self.turns = turns
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case firstAudioMs = "first_audio_ms"
+        case turnP50Ms = "turn_p50_ms"
+        case turnP90Ms = "turn_p90_ms"
+        case turns
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(firstAudioMs, forKey: .firstAudioMs)
+        try c.encode(turnP50Ms, forKey: .turnP50Ms)
+        try c.encode(turnP90Ms, forKey: .turnP90Ms)
+        try c.encode(turns, forKey: .turns)
+    }
+}
+
+/// `GET /mobile/calls/{call_sid}`: the call as in the history, plus its timeline, transcript and latency figures.
+public struct CallDetailResponse: Codable, Sendable, Equatable {
+    public var call: CallHistoryItem
+    public var answeredAt: Date?
+    public var endedAt: Date?
+    /// Both sides of the conversation, in order; empty before the call is over; `null` once deleted (by the user,
+    /// or after the retention period).
+    public var transcript: [CallTranscriptLine]?
+    public var transcriptDeletedAt: Date?
+    /// `null` until the media bridge has reported.
+    public var latency: CallLatency?
+    /// How many times the callee interrupted the AI.
+    public var bargeIns: Int?
+
+    public init(
+        call: CallHistoryItem, answeredAt: Date?, endedAt: Date?, transcript: [CallTranscriptLine]?, transcriptDeletedAt: Date?,
+        latency: CallLatency?, bargeIns: Int?
+    ) {
+        self.call = call
+        self.answeredAt = answeredAt
+        self.endedAt = endedAt
+        self.transcript = transcript
+        self.transcriptDeletedAt = transcriptDeletedAt
+        self.latency = latency
+        self.bargeIns = bargeIns
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case answeredAt = "answered_at"
+        case endedAt = "ended_at"
+        case transcript
+        case transcriptDeletedAt = "transcript_deleted_at"
+        case latency
+        case bargeIns = "barge_ins"
+    }
+
+    /// The history fields sit at the top level, next to the detail fields.
+    public init(from decoder: any Decoder) throws {
+        call = try CallHistoryItem(from: decoder)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        answeredAt = try c.decodeIfPresent(Date.self, forKey: .answeredAt)
+        endedAt = try c.decodeIfPresent(Date.self, forKey: .endedAt)
+        transcript = try c.decodeIfPresent([CallTranscriptLine].self, forKey: .transcript)
+        transcriptDeletedAt = try c.decodeIfPresent(Date.self, forKey: .transcriptDeletedAt)
+        latency = try c.decodeIfPresent(CallLatency.self, forKey: .latency)
+        bargeIns = try c.decodeIfPresent(Int.self, forKey: .bargeIns)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try call.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(answeredAt, forKey: .answeredAt)
+        try c.encode(endedAt, forKey: .endedAt)
+        try c.encode(transcript, forKey: .transcript)
+        try c.encode(transcriptDeletedAt, forKey: .transcriptDeletedAt)
+        try c.encode(latency, forKey: .latency)
+        try c.encode(bargeIns, forKey: .bargeIns)
     }
 }

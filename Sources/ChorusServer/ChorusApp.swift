@@ -22,6 +22,8 @@ public enum ChorusApp {
         public var runsJobs: Bool = true
         /// Sandbox timing override (tests run simulated calls faster than real time).
         public var sandboxTimeScale: Double = 1
+        /// Where the media bridges report their figures (the benchmark reads them).
+        public var bridgeMetrics = BridgeMetrics()
 
         public init() {}
     }
@@ -93,6 +95,17 @@ public enum ChorusApp {
             app.lifecycle.use(SandboxShutdown(services: sandbox))
         }
 
+        // The calls' AI voice: OpenAI when configured, otherwise the Realtime emulator mounted under /sandbox.
+        let realtimeKey = configuration.openAI?.apiKey ?? randomHex(40)
+        if configuration.openAI == nil { providerNames["realtime"] = "sandbox" } else { providerNames["realtime"] = "openai" }
+        let realtime = OpenAIRealtimeConnector(
+            baseURL: configuration.openAI?.baseURL ?? configuration.loopbackURL.appendingPathComponent("sandbox/openai/v1"),
+            apiKey: realtimeKey, logger: app.logger)
+        let bridges = CallBridgeRegistry(
+            connector: realtime, eventLoopGroup: app.eventLoopGroup, metrics: options.bridgeMetrics,
+            expiry: .seconds(CallPlacement.ringTimeoutSeconds + 60), logger: app.logger)
+        app.lifecycle.use(BridgeShutdown(bridges: bridges))
+
         var readPool: SQLiteReadPool?
         if case .sqlite(let path) = configuration.database {
             let pool = SQLiteReadPool(
@@ -116,7 +129,9 @@ public enum ChorusApp {
             policy: CallPermissionPolicy(catalog: configuration.plans),
             clock: options.clock,
             providerNames: providerNames,
-            readPool: readPool
+            readPool: readPool,
+            realtime: realtime,
+            bridges: bridges
         )
         app.storage[ChorusServicesKey.self] = services
 
@@ -142,6 +157,7 @@ public enum ChorusApp {
         try app.register(collection: CallsController(services: services))
         try app.register(collection: PurchasesController(services: services))
         try app.register(collection: TwilioWebhookController(services: services))
+        try app.register(collection: MediaStreamController(services: services))
         if !configuration.isProduction {
             try app.register(collection: DevelopmentController(services: services))
         }
@@ -154,6 +170,10 @@ public enum ChorusApp {
                     handlers: [
                         JobKind.scheduledCall: { job, store, logger in try await scheduled.run(job, store: store, logger: logger) },
                         JobKind.reconcileCall: { job, store, logger in try await reconciliation.run(job, store: store, logger: logger) },
+                        JobKind.purgeTranscript: { job, store, _ in
+                            guard let callID = Int(job.payload) else { return }
+                            try await store.deleteTranscript(callID: callID, now: options.clock())
+                        },
                     ],
                     pollInterval: configuration.jobPollInterval, clock: options.clock, logger: app.logger
                 ))
@@ -205,6 +225,15 @@ private struct ReadPoolShutdown: LifecycleHandler {
 
     func shutdownAsync(_ application: Application) async {
         try? await pool.shutdown()
+    }
+}
+
+/// Ends the calls' media bridges and closes prepared realtime sessions when the server stops.
+private struct BridgeShutdown: LifecycleHandler {
+    let bridges: CallBridgeRegistry
+
+    func shutdownAsync(_ application: Application) async {
+        await bridges.shutdown()
     }
 }
 

@@ -27,6 +27,10 @@ struct ChorusServices: Sendable {
     let writeGate = WriteGate()
     /// Read connections (SQLite only).
     let readPool: SQLiteReadPool?
+    /// Opens the calls' realtime voice sessions.
+    let realtime: any RealtimeConnector
+    /// Sessions opened while calls ring, and the bridges in progress.
+    let bridges: CallBridgeRegistry
 
     /// The database as seen from `eventLoop`.
     func store(_ database: any SQLDatabase, on eventLoop: any EventLoop) -> ChorusStore {
@@ -100,5 +104,28 @@ extension Response {
         var headers = HTTPHeaders()
         headers.replaceOrAdd(name: .contentType, value: "application/json; charset=utf-8")
         return Response(status: status, headers: headers, body: .init(data: data))
+    }
+}
+
+extension ChorusServices {
+    /// The realtime session of a call with `scenario`: its persona as outbound-call instructions, its voice.
+    func realtimeSession(for scenario: ResolvedScenario) -> RealtimeSessionConfiguration {
+        RealtimeSessionConfiguration(
+            model: configuration.callBridge.realtimeModel,
+            instructions: CallInstructions.outboundCall(persona: scenario.persona, temperature: scenario.temperature),
+            voice: scenario.voice, transcriptionModel: configuration.callBridge.transcriptionModel)
+    }
+
+    /// The realtime session of a recorded call (its scenario resolved again; a deleted custom scenario falls back to
+    /// the default persona so the answered call still has a voice).
+    func realtimeSession(forCall call: CallRecord, store: ChorusStore) async throws -> RealtimeSessionConfiguration {
+        let placement = CallPlacement(services: self, store: store, logger: Logger(label: "chorus.bridge"))
+        let scenario: ResolvedScenario
+        do {
+            scenario = try await placement.resolveScenario(call.scenario, userID: call.userID)
+        } catch {
+            scenario = try await placement.resolveScenario("default", userID: call.userID)
+        }
+        return realtimeSession(for: scenario)
     }
 }

@@ -44,6 +44,7 @@ struct CLITests {
         #expect(result.output.contains("chorus: CHORUS_JWT_SECRET is required in production"))
         #expect(result.output.contains("chorus: CHORUS_PUBLIC_URL is required in production"))
         #expect(result.output.contains("chorus: Telephony would use the sandbox"))
+        #expect(result.output.contains("chorus: The calls' AI voice would use the sandbox"))
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("chorus.sqlite").path))
     }
 

@@ -26,6 +26,7 @@ public final class LoopbackServer: Sendable {
         "CHORUS_SANDBOX_TALK_SECONDS": "1",
         "CHORUS_JOB_POLL_SECONDS": "0.1",
         "CHORUS_LOG_LEVEL": "warning",
+        "CHORUS_TWILIO_CALLS_PER_SECOND": "1000",
     ]
 
     /// Starts a server with `environment` over ``baseEnvironment`` on a free port. A port taken between choosing

@@ -31,6 +31,24 @@ public struct ChorusConfiguration: Sendable {
         public var apiBaseURL: URL
     }
 
+    /// The OpenAI account used for the calls' realtime voice. Absent → the in-process OpenAI Realtime sandbox.
+    public struct OpenAIAccount: Sendable {
+        public var apiKey: String
+        public var baseURL: URL
+    }
+
+    /// The call bridge's models and policies.
+    public struct CallBridgeSettings: Sendable, Equatable {
+        /// The realtime model (`CHORUS_OPENAI_REALTIME_MODEL`).
+        public var realtimeModel: String
+        /// The model transcribing the callee; `nil` when set to `none`.
+        public var transcriptionModel: String?
+        /// Days a call's transcript is kept.
+        public var transcriptRetentionDays: Int
+        /// Outbound calls placed per second across all instances (Twilio's default account limit is 1).
+        public var callsPerSecond: Double
+    }
+
     /// Limits per fixed window: `limit` requests per `window` seconds.
     public struct RateLimit: Sendable, Equatable {
         public var limit: Int
@@ -85,6 +103,8 @@ public struct ChorusConfiguration: Sendable {
     /// SQLite read connections per event loop.
     public var sqliteReadersPerEventLoop: Int
     public var logFormat: LogFormat
+    public var openAI: OpenAIAccount?
+    public var callBridge: CallBridgeSettings
 
     public enum LogFormat: String, Sendable {
         /// One JSON object per line.
@@ -112,6 +132,8 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_PREMIUM_CALLS", "CHORUS_PREMIUM_CALL_SECONDS", "CHORUS_PREMIUM_PRICE", "CHORUS_PREMIUM_PRODUCT_ID", "CHORUS_ADDON_CALLS",
         "CHORUS_ADDON_DAYS", "CHORUS_ADDON_PRICE", "CHORUS_ADDON_PRODUCT_ID", "CHORUS_ADDON_CALL_SECONDS", "CHORUS_MAX_BODY_BYTES",
         "CHORUS_JOB_POLL_SECONDS", "CHORUS_LOG_LEVEL", "CHORUS_LOG_FORMAT", "CHORUS_BLOCKING_THREADS", "CHORUS_SQLITE_READERS",
+        "CHORUS_OPENAI_API_KEY", "CHORUS_OPENAI_BASE_URL", "CHORUS_OPENAI_REALTIME_MODEL", "CHORUS_OPENAI_TRANSCRIPTION_MODEL",
+        "CHORUS_TRANSCRIPT_RETENTION_DAYS", "CHORUS_TWILIO_CALLS_PER_SECOND",
     ]
 
     /// Sandbox providers are in use (no live Twilio account configured).
@@ -183,6 +205,26 @@ public struct ChorusConfiguration: Sendable {
             }
         }
 
+        let openAIBase = reader.value("CHORUS_OPENAI_BASE_URL", default: URL?.none) { text in
+            URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text).flatMap {
+                ["http", "https"].contains($0.scheme ?? "") && $0.host != nil ? $0 : nil
+            }
+        }
+        // A base URL without a key points the bridge at another Realtime-compatible server (e.g. `chorus sandbox`).
+        let openAIKey = reader.string("CHORUS_OPENAI_API_KEY")
+        let openAI: OpenAIAccount? =
+            openAIKey == nil && openAIBase == nil
+            ? nil : OpenAIAccount(apiKey: openAIKey ?? "", baseURL: openAIBase ?? URL(string: "https://api.openai.com/v1")!)
+        let callBridge = CallBridgeSettings(
+            realtimeModel: reader.string("CHORUS_OPENAI_REALTIME_MODEL") ?? "gpt-realtime",
+            transcriptionModel: reader.string("CHORUS_OPENAI_TRANSCRIPTION_MODEL").map { $0.lowercased() == "none" ? nil : $0 }
+                ?? "gpt-4o-mini-transcribe",
+            transcriptRetentionDays: reader.value("CHORUS_TRANSCRIPT_RETENTION_DAYS", default: 30) {
+                Int($0).flatMap { (0...3_650).contains($0) ? $0 : nil }
+            },
+            callsPerSecond: reader.value("CHORUS_TWILIO_CALLS_PER_SECOND", default: 1) { Double($0).flatMap { $0 > 0 && $0 <= 1_000 ? $0 : nil } }
+        )
+
         let plans = PlanCatalog.read(from: &reader)
         let configuration = ChorusConfiguration(
             environment: env,
@@ -217,7 +259,9 @@ public struct ChorusConfiguration: Sendable {
             sqliteReadersPerEventLoop: reader.value("CHORUS_SQLITE_READERS", default: 4) { Int($0).flatMap { (1...64).contains($0) ? $0 : nil } },
             logFormat: reader.value("CHORUS_LOG_FORMAT", default: env == .production ? LogFormat.json : .text) {
                 LogFormat(rawValue: $0.lowercased())
-            }
+            },
+            openAI: openAI,
+            callBridge: callBridge
         )
         if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
         return configuration
@@ -242,6 +286,9 @@ public struct ChorusConfiguration: Sendable {
                 "Telephony would use the sandbox: set CHORUS_TWILIO_ACCOUNT_SID, CHORUS_TWILIO_AUTH_TOKEN and "
                     + "CHORUS_TWILIO_FROM_NUMBER for production."
             )
+        }
+        if openAI?.apiKey.isEmpty ?? true {
+            problems.append("The calls' AI voice would use the sandbox: set CHORUS_OPENAI_API_KEY for production.")
         }
         problems.append(
             "App Store verification would use the sandbox: this build has no live App Store verifier yet, so it cannot run in production."

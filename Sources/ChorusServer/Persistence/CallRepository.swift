@@ -29,6 +29,17 @@ struct CallRecord: Sendable, Equatable {
     var endedReason: String?
     var scheduleID: Int?
     var createdAt: Date
+    var answeredAt: Date? = nil
+    var endedAt: Date? = nil
+    var streamStartedAt: Date? = nil
+    /// Why the media bridge ended the call, when it did.
+    var bridgeReason: EndedReason? = nil
+    var firstAudioMilliseconds: Int? = nil
+    var turnLatencyP50Milliseconds: Int? = nil
+    var turnLatencyP90Milliseconds: Int? = nil
+    var turns: Int? = nil
+    var bargeIns: Int? = nil
+    var transcriptDeletedAt: Date? = nil
 
     var historyItem: CallHistoryItem? {
         guard let callSid else { return nil }
@@ -130,7 +141,13 @@ extension ChorusStore {
                 return CallStatusUpdate(applied: false, refunded: false, call: current)
             }
             let duration = status.isTerminal ? max(0, durationSeconds ?? 0) : nil
-            let reason = CallLifecycle.endedReason(for: status, durationSeconds: duration ?? 0, durationLimit: current.durationLimit)
+            let reason = CallLifecycle.endedReason(
+                for: status, durationSeconds: duration ?? 0, durationLimit: current.durationLimit, bridgeReason: current.bridgeReason)
+            // The bridge may record its reason concurrently: the statement re-reads `bridge_reason` from the row it updates.
+            let reasonSQL: SQLQueryString =
+                status == .completed
+                ? "CASE WHEN bridge_reason IS NOT NULL THEN bridge_reason ELSE \(bind: reason?.rawValue) END"
+                : "\(bind: reason?.rawValue)"
             let refund = status.isUnanswered && current.chargeState == .charged
             let newCharge = refund ? ChargeState.refunded : current.chargeState
             let answered: SQLQueryString = status == .inProgress ? "answered_at = \(bind: now.epochMillis)," : ""
@@ -139,7 +156,7 @@ extension ChorusStore {
                 """
                 UPDATE calls SET status = \(bind: status.rawValue), status_rank = \(bind: Int64(status.rank)), \(answered) \(ended)
                   call_sid = \(bind: callSid), duration_seconds = \(bind: duration.map(Int64.init)),
-                  ended_reason = \(bind: reason?.rawValue), charge_state = \(bind: newCharge.rawValue), updated_at = \(bind: now.epochMillis)
+                  ended_reason = \(reasonSQL), charge_state = \(bind: newCharge.rawValue), updated_at = \(bind: now.epochMillis)
                 WHERE id = \(bind: Int64(current.id)) AND status_rank < \(bind: Int64(status.rank))
                 RETURNING id
                 """
@@ -192,7 +209,12 @@ extension ChorusStore {
             chargeState: ChargeState(rawValue: try row.string("charge_state")) ?? .charged, bucketKey: try row.optionalString("bucket_key"),
             durationLimit: try row.int("duration_limit"), durationSeconds: try row.optionalInt("duration_seconds"),
             endedReason: try row.optionalString("ended_reason"), scheduleID: try row.optionalInt("schedule_id"),
-            createdAt: try row.date("created_at")
+            createdAt: try row.date("created_at"), answeredAt: try row.optionalDate("answered_at"), endedAt: try row.optionalDate("ended_at"),
+            streamStartedAt: try row.optionalDate("stream_started_at"),
+            bridgeReason: try row.optionalString("bridge_reason").flatMap(EndedReason.init(rawValue:)),
+            firstAudioMilliseconds: try row.optionalInt("first_audio_ms"), turnLatencyP50Milliseconds: try row.optionalInt("turn_latency_p50_ms"),
+            turnLatencyP90Milliseconds: try row.optionalInt("turn_latency_p90_ms"), turns: try row.optionalInt("turns"),
+            bargeIns: try row.optionalInt("barge_ins"), transcriptDeletedAt: try row.optionalDate("transcript_deleted_at")
         )
     }
 }

@@ -5,6 +5,7 @@ import SQLKit
 enum JobKind {
     static let scheduledCall = "scheduled_call"
     static let reconcileCall = "reconcile_call"
+    static let purgeTranscript = "purge_transcript"
 }
 
 /// A job claimed by one worker for a lease.

@@ -11,6 +11,8 @@ struct ResolvedScenario: Sendable, Equatable {
     var voice: String
     var persona: String
     var isCustom: Bool
+    /// The catalog temperature (built-in scenarios), expressed in the instructions.
+    var temperature: Double? = nil
 }
 
 /// Places calls: permission, atomic charge, the telephony request, and the release of the charge if that fails.
@@ -27,7 +29,9 @@ struct CallPlacement: Sendable {
     /// - Throws: 400 for an unknown scenario, before anything is charged.
     func resolveScenario(_ id: String, userID: String) async throws -> ResolvedScenario {
         if let builtIn = services.scenarios.scenario(id: id) {
-            return ResolvedScenario(id: builtIn.id, name: builtIn.name, voice: builtIn.voice, persona: builtIn.persona, isCustom: false)
+            return ResolvedScenario(
+                id: builtIn.id, name: builtIn.name, voice: builtIn.voice, persona: builtIn.persona, isCustom: false,
+                temperature: builtIn.temperature)
         }
         if let rowID = CustomScenarioRecord.rowID(fromPublicID: id), let custom = try await store.customScenario(id: rowID, userID: userID) {
             return ResolvedScenario(id: custom.publicID, name: custom.name, voice: custom.voice, persona: custom.persona, isCustom: true)
@@ -88,6 +92,7 @@ struct CallPlacement: Sendable {
         )
         let placed: PlacedCall
         do {
+            try await waitForDialSlot()
             placed = try await services.telephony.placeCall(request)
         } catch {
             try await store.releaseCall(id: call.id, now: services.now())
@@ -106,6 +111,8 @@ struct CallPlacement: Sendable {
         }
         try await store.attachSid(placed.sid, toCall: call.id, now: services.now())
         call.callSid = placed.sid
+        // Open the AI's session while the phone rings, so it can speak as soon as the callee answers.
+        services.bridges.prepare(callID: call.id, session: services.realtimeSession(for: scenario))
         logger.info(
             "call placed",
             metadata: [
@@ -113,6 +120,18 @@ struct CallPlacement: Sendable {
                 "scenario": .string(scenario.id), "duration_limit": .stringConvertible(call.durationLimit), "charged": .stringConvertible(!free),
             ])
         return call
+    }
+
+    /// Waits for this instance's turn to dial: calls are placed at most `CHORUS_TWILIO_CALLS_PER_SECOND` per second
+    /// across every instance (Twilio's account limit), so a burst queues here instead of being refused. Pacing is
+    /// physical time, not the service clock.
+    private func waitForDialSlot() async throws {
+        let slot = try await store.reserveDialSlot(interval: 1 / services.configuration.callBridge.callsPerSecond, now: Date())
+        let wait = slot.timeIntervalSinceNow
+        if wait > 0.001 {
+            logger.debug("call queued for the dial rate", metadata: ["wait_ms": .stringConvertible(Int(wait * 1000))])
+            try await Task.sleep(for: .milliseconds(Int(wait * 1000)))
+        }
     }
 
     /// A telephony error for the logs: provider messages can quote the phone number, so only codes are kept.

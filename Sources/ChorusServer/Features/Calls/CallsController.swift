@@ -21,6 +21,7 @@ struct CallsController: RouteCollection {
         mobile.delete("scheduled-calls", ":schedule_id", use: cancelScheduledCall)
         mobile.get("call-history", use: callHistory)
         mobile.get("calls", ":call_sid", use: call)
+        mobile.delete("calls", ":call_sid", "transcript", use: deleteTranscript)
         mobile.post("custom-scenarios", use: createCustomScenario)
         mobile.get("custom-scenarios", use: customScenarios)
         mobile.delete("custom-scenarios", ":scenario_id", use: deleteCustomScenario)
@@ -167,7 +168,31 @@ struct CallsController: RouteCollection {
         guard let sid = req.parameters.get("call_sid"), let call = try await req.store.call(sid: sid, userID: user.id),
             let item = call.historyItem
         else { throw APIError.notFound("Call not found") }
-        return try req.json(item)
+        let transcript =
+            call.transcriptDeletedAt == nil
+            ? try await req.store.transcript(callID: call.id).map {
+                CallTranscriptLine(speaker: $0.speaker, text: $0.text, atMs: $0.atMilliseconds, interrupted: $0.interrupted)
+            } : nil
+        let latency = call.bridgeReason.map { _ in
+            CallLatency(
+                firstAudioMs: call.firstAudioMilliseconds, turnP50Ms: call.turnLatencyP50Milliseconds,
+                turnP90Ms: call.turnLatencyP90Milliseconds, turns: call.turns ?? 0)
+        }
+        return try req.json(
+            CallDetailResponse(
+                call: item, answeredAt: call.answeredAt, endedAt: call.endedAt, transcript: transcript,
+                transcriptDeletedAt: call.transcriptDeletedAt, latency: latency, bargeIns: call.bargeIns))
+    }
+
+    /// Deletes the call's transcript (its owner only); the call itself stays in the history.
+    @Sendable
+    func deleteTranscript(_ req: Request) async throws -> Response {
+        let user = try req.user
+        guard let sid = req.parameters.get("call_sid"), let call = try await req.store.call(sid: sid, userID: user.id) else {
+            throw APIError.notFound("Call not found")
+        }
+        try await req.store.deleteTranscript(callID: call.id, now: services.now())
+        return Response(status: .noContent)
     }
 
     // MARK: Custom scenarios

@@ -3,14 +3,13 @@ import ChorusCore
 import Foundation
 import Vapor
 
-/// Routes Twilio calls: the status callback and the call's TwiML. Every request must carry a valid
-/// `X-Twilio-Signature` computed over `CHORUS_PUBLIC_URL` + path + query and the form parameters.
+/// Twilio's status callback. Every request must carry a valid `X-Twilio-Signature` computed over `CHORUS_PUBLIC_URL`
+/// + path + query and the form parameters (``verifiedForm(_:)``, shared with the TwiML route).
 struct TwilioWebhookController: RouteCollection {
     let services: ChorusServices
 
     func boot(routes: any RoutesBuilder) throws {
         routes.post("call-end-webhook", use: statusCallback)
-        routes.post("twilio", "voice", use: voice)
     }
 
     /// Twilio's status callback: records progress, the final status and duration; refunds unanswered calls.
@@ -26,7 +25,9 @@ struct TwilioWebhookController: RouteCollection {
         let update = try await req.store.applyCallStatus(
             callID: callID, callSid: sid, status: status, durationSeconds: duration, now: services.now()
         )
-        guard update.call != nil else { throw APIError.notFound("Unknown call") }
+        guard let call = update.call else { throw APIError.notFound("Unknown call") }
+        // A call that ended without a stream here (unanswered, or streamed by another instance) releases its session.
+        if status.isTerminal { services.bridges.discard(callID: call.id) }
         req.logger.info(
             "call status",
             metadata: [
@@ -36,22 +37,8 @@ struct TwilioWebhookController: RouteCollection {
         return Response(status: .noContent)
     }
 
-    /// The call's TwiML. The live media bridge (Twilio Media Streams ⇄ OpenAI Realtime) is not part of this build:
-    /// a live call hears one sentence and ends. Sandbox calls never fetch it.
-    @Sendable
-    func voice(_ req: Request) async throws -> Response {
-        _ = try verifiedForm(req)
-        let twiml = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <Response><Say>This Chorus server has no live voice bridge configured yet. Goodbye.</Say><Hangup/></Response>
-            """
-        var headers = HTTPHeaders()
-        headers.replaceOrAdd(name: .contentType, value: "text/xml; charset=utf-8")
-        return Response(status: .ok, headers: headers, body: .init(string: twiml))
-    }
-
     /// The form parameters of a request whose Twilio signature is valid; otherwise 403 and nothing happens.
-    private func verifiedForm(_ req: Request) throws -> [String: String] {
+    func verifiedForm(_ req: Request) throws -> [String: String] {
         let raw = req.body.data.map { String(decoding: $0.readableBytesView, as: UTF8.self) } ?? ""
         let pairs = FormURLEncoding.pairs(raw)
         var url = services.publicURL(req.url.path).absoluteString

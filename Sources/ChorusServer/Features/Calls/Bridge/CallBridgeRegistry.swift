@@ -1,0 +1,121 @@
+import ChorusCore
+import ChorusProviders
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Realtime sessions opened while calls ring, and the bridges in progress in this instance.
+///
+/// `prepare` opens the OpenAI session right after the call is placed so the AI can speak as soon as the callee
+/// answers; the stream's bridge `take`s it. If the call is not answered (or its stream lands on another instance),
+/// the session is closed when the call ends or after `expiry`. Nothing here outlives `shutdown()`.
+final class CallBridgeRegistry: Sendable {
+    private struct Prepared {
+        let opening: Task<RealtimeSession?, Never>
+        let expiry: Task<Void, Never>
+    }
+
+    private struct State {
+        var prepared: [Int: Prepared] = [:]
+        var bridges: [ObjectIdentifier: MediaStreamBridge] = [:]
+        var shutDown = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let connector: any RealtimeConnector
+    private let eventLoopGroup: any EventLoopGroup
+    let metrics: BridgeMetrics
+    private let expiry: Duration
+    private let logger: Logger
+
+    init(
+        connector: any RealtimeConnector, eventLoopGroup: any EventLoopGroup, metrics: BridgeMetrics, expiry: Duration,
+        logger: Logger
+    ) {
+        self.connector = connector
+        self.eventLoopGroup = eventLoopGroup
+        self.metrics = metrics
+        self.expiry = expiry
+        self.logger = logger
+    }
+
+    /// Opens a session for `callID` in the background.
+    func prepare(callID: Int, session: RealtimeSessionConfiguration) {
+        let connector = connector
+        let eventLoop = eventLoopGroup.next()
+        let logger = logger
+        let opening = Task<RealtimeSession?, Never> {
+            do {
+                return try await RealtimeSession.open(connector: connector, session: session, on: eventLoop)
+            } catch {
+                logger.warning("could not open the realtime session ahead of the answer", metadata: ["call_id": .stringConvertible(callID)])
+                return nil
+            }
+        }
+        let expiry = expiry
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: expiry)
+            guard !Task.isCancelled else { return }
+            self?.discard(callID: callID)
+        }
+        let added = state.withLockedValue { state -> Bool in
+            guard !state.shutDown, state.prepared[callID] == nil else { return false }
+            state.prepared[callID] = Prepared(opening: opening, expiry: timer)
+            return true
+        }
+        if added {
+            metrics.preparedSessionsChanged(by: 1)
+        } else {
+            timer.cancel()
+            Task { await opening.value?.close() }
+        }
+    }
+
+    /// The session prepared for `callID`, if any (and still open).
+    func take(callID: Int) async -> RealtimeSession? {
+        guard let prepared = state.withLockedValue({ $0.prepared.removeValue(forKey: callID) }) else { return nil }
+        metrics.preparedSessionsChanged(by: -1)
+        prepared.expiry.cancel()
+        guard let session = await prepared.opening.value else { return nil }
+        guard !session.isClosed else { return nil }
+        return session
+    }
+
+    /// Closes the session prepared for `callID` (the call ended without a stream here).
+    func discard(callID: Int) {
+        guard let prepared = state.withLockedValue({ $0.prepared.removeValue(forKey: callID) }) else { return }
+        metrics.preparedSessionsChanged(by: -1)
+        prepared.expiry.cancel()
+        Task { await prepared.opening.value?.close() }
+    }
+
+    func register(_ bridge: MediaStreamBridge) -> Bool {
+        state.withLockedValue { state in
+            guard !state.shutDown else { return false }
+            state.bridges[ObjectIdentifier(bridge)] = bridge
+            return true
+        }
+    }
+
+    func unregister(_ bridge: MediaStreamBridge) {
+        _ = state.withLockedValue { $0.bridges.removeValue(forKey: ObjectIdentifier(bridge)) }
+    }
+
+    /// Ends every bridge and closes every prepared session (server shutdown).
+    func shutdown() async {
+        let (prepared, bridges) = state.withLockedValue { state -> ([Prepared], [MediaStreamBridge]) in
+            state.shutDown = true
+            defer {
+                state.prepared = [:]
+                state.bridges = [:]
+            }
+            return (Array(state.prepared.values), Array(state.bridges.values))
+        }
+        for bridge in bridges { bridge.shutdown() }
+        for item in prepared {
+            item.expiry.cancel()
+            await item.opening.value?.close()
+        }
+    }
+}

@@ -1,0 +1,341 @@
+import ChorusCore
+import ChorusProviders
+import Crypto
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import WebSocketKit
+
+/// Bridges one call's Twilio Media Stream to its OpenAI Realtime session.
+///
+/// One object per Twilio socket. Until a valid `start` frame arrives with an unused call token, nothing reaches the
+/// model; callee audio received meanwhile is buffered (up to 2 s). The rules (when the AI speaks, marks, barge-in,
+/// endings) live in ``MediaStreamBridgeMachine``; this class feeds it the frames and performs its actions. Frames
+/// are relayed without decoding the audio: Twilio's μ-law payload goes to `input_audio_buffer.append` as is, and
+/// the model's `audio/pcmu` deltas go to Twilio as is, each followed by a mark.
+final class MediaStreamBridge: @unchecked Sendable {
+    /// Callee audio kept while the session is not ready: 100 frames of 20 ms.
+    static let maximumBufferedFrames = 100
+    /// A socket that sends no valid `start` within this time is closed.
+    static let startTimeout: TimeAmount = .seconds(10)
+
+    private let twilio: WebSocket
+    private let services: ChorusServices
+    private let store: ChorusStore
+    private let logger: Logger
+    private let allocator = ByteBufferAllocator()
+    private let lock = NIOLock()
+
+    // Guarded by `lock`.
+    private var machine: MediaStreamBridgeMachine?
+    private var call: CallRecord?
+    private var streamSid = ""
+    private var realtime: RealtimeSession?
+    private var startReceived = false
+    private var buffered: [Substring] = []
+    private var figures = BridgeFigures()
+    private var durationTimer: Scheduled<Void>?
+    private var startTimer: Scheduled<Void>?
+    private var finished = false
+
+    init(twilio: WebSocket, services: ChorusServices, store: ChorusStore, logger: Logger) {
+        self.twilio = twilio
+        self.services = services
+        self.store = store
+        self.logger = logger
+    }
+
+    /// Starts handling the socket's frames.
+    func run() {
+        guard services.bridges.register(self) else {
+            _ = twilio.close(code: .goingAway)
+            return
+        }
+        services.bridges.metrics.bridgeOpened()
+        startTimer = twilio.eventLoop.scheduleTask(in: Self.startTimeout) { [self] in
+            let waiting = lock.withLock { !startReceived || call == nil }
+            if waiting { reject("no valid start frame in time") }
+        }
+        twilio.onText { [self] _, text in twilioFrame(text) }
+        twilio.onClose.whenComplete { [self] _ in twilioClosed() }
+    }
+
+    private static func now() -> UInt64 { NIODeadline.now().uptimeNanoseconds / 1_000_000 }
+    private static func microseconds(since start: NIODeadline) -> UInt64 {
+        (NIODeadline.now().uptimeNanoseconds &- start.uptimeNanoseconds) / 1_000
+    }
+
+    // MARK: - Twilio → model
+
+    private func twilioFrame(_ text: String) {
+        let received = NIODeadline.now()
+        guard let frame = TwilioMediaStreamFrame.parse(text) else {
+            logger.debug("ignored an unreadable media stream frame")
+            return
+        }
+        switch frame {
+        case .media(let payload, _):
+            lock.withLock {
+                guard let machine, machine.forwardsCalleeAudio, let realtime else {
+                    guard !finished else { return }
+                    if buffered.count >= Self.maximumBufferedFrames {
+                        buffered.removeFirst()
+                        figures.framesDropped += 1
+                    }
+                    buffered.append(payload)
+                    return
+                }
+                realtime.send(frame: RealtimeClientEvent.append(audio: payload, allocator: allocator))
+                figures.framesToRealtime += 1
+                figures.relayToRealtime.record(microseconds: Self.microseconds(since: received))
+            }
+        case .mark(let name):
+            lock.withLock { machine?.markAcknowledged(name, at: Self.now()) }
+        case .start(let start):
+            started(start)
+        case .stop:
+            let actions = lock.withLock { () -> [MediaStreamBridgeMachine.Action]? in
+                guard machine != nil else { return nil }
+                return machine!.streamStopped(at: Self.now())
+            }
+            if let actions { perform(actions) } else { reject("the stream stopped before it was accepted") }
+        case .connected, .dtmf, .other:
+            break
+        }
+    }
+
+    private func started(_ start: TwilioStreamStart) {
+        let startedAt = Self.now()
+        let first = lock.withLock { () -> Bool in
+            defer { startReceived = true }
+            return !startReceived
+        }
+        guard first else { return }
+        guard Self.isPlainIdentifier(start.streamSid), let token = start.customParameters["token"], !token.isEmpty else {
+            reject("start frame without a call token")
+            return
+        }
+        Task {
+            do {
+                guard let call = try await store.claimStream(tokenHash: Self.hash(token), now: services.now()) else {
+                    reject("invalid or already used call token")
+                    return
+                }
+                await accept(call, start: start, startedAt: startedAt)
+            } catch {
+                logger.error("could not accept the media stream", metadata: ["error": .string(String(describing: type(of: error)))])
+                reject("database unavailable")
+            }
+        }
+    }
+
+    private func accept(_ call: CallRecord, start: TwilioStreamStart, startedAt: UInt64) async {
+        var logger = logger
+        logger[metadataKey: "call_id"] = .stringConvertible(call.id)
+        logger[metadataKey: "call_sid"] = .string(call.callSid ?? start.callSid)
+        let actions = lock.withLock { () -> [MediaStreamBridgeMachine.Action]? in
+            guard !finished else { return nil }
+            self.call = call
+            self.streamSid = start.streamSid
+            var machine = MediaStreamBridgeMachine(durationLimitSeconds: call.durationLimit)
+            let actions = machine.streamStarted(at: startedAt)
+            self.machine = machine
+            return actions
+        }
+        guard let actions else { return }
+        perform(actions)
+        scheduleDurationTimer(startedAt: startedAt)
+        startTimer?.cancel()
+
+        // The session opened while the phone rang, or a new one (the stream reached another instance, or it failed).
+        var session = await services.bridges.take(callID: call.id)
+        if session == nil {
+            do {
+                let configuration = try await services.realtimeSession(forCall: call, store: store)
+                session = try await RealtimeSession.open(
+                    connector: services.realtime, session: configuration, on: twilio.eventLoop)
+            } catch {
+                logger.error("could not open the realtime session", metadata: ["error": .string(String(describing: error))])
+            }
+        }
+        guard let session else {
+            perform(lock.withLock { machine?.realtimeFailed() ?? [] })
+            return
+        }
+        let proceed = lock.withLock { () -> [MediaStreamBridgeMachine.Action]? in
+            guard !finished else { return nil }
+            realtime = session
+            for payload in buffered {
+                session.send(frame: RealtimeClientEvent.append(audio: payload, allocator: allocator))
+                figures.framesToRealtime += 1
+            }
+            buffered = []
+            return machine?.realtimeConfigured() ?? []
+        }
+        guard let proceed else {
+            session.close()
+            return
+        }
+        session.attach(onText: { [self] text in realtimeEvent(text) }, onClose: { [self] in realtimeClosed() })
+        perform(proceed)
+        logger.info("media stream bridged", metadata: ["stream_sid": .string(start.streamSid)])
+    }
+
+    private func scheduleDurationTimer(startedAt: UInt64) {
+        lock.withLock {
+            guard let machine, !finished else { return }
+            let elapsed = Int64(Self.now() &- startedAt)
+            let remaining = Int64(machine.durationTimerMilliseconds) - elapsed
+            durationTimer = twilio.eventLoop.scheduleTask(in: .milliseconds(max(0, remaining))) { [self] in
+                perform(lock.withLock { self.machine?.durationLimitReached() ?? [] })
+            }
+        }
+    }
+
+    // MARK: - Model → Twilio
+
+    private func realtimeEvent(_ text: String) {
+        let received = NIODeadline.now()
+        guard let event = RealtimeServerEvent.parse(text) else { return }
+        switch event {
+        case .audioDelta(let itemID, let delta):
+            lock.withLock {
+                guard machine != nil else { return }
+                let padding = delta.utf8.reversed().prefix(2).filter { $0 == UInt8(ascii: "=") }.count
+                let milliseconds = MuLaw.milliseconds(base64Length: delta.utf8.count, padding: padding)
+                guard case .forward(let mark) = machine!.assistantAudio(itemID: itemID, milliseconds: milliseconds, at: Self.now())
+                else { return }
+                twilio.send(TwilioMediaStreamOutbound.media(streamSid: streamSid, payload: delta, allocator: allocator), opcode: .text)
+                twilio.send(TwilioMediaStreamOutbound.mark(streamSid: streamSid, name: mark, allocator: allocator), opcode: .text)
+                figures.framesToTwilio += 1
+                figures.relayToTwilio.record(microseconds: Self.microseconds(since: received))
+            }
+        case .speechStarted:
+            let actions = lock.withLock { machine?.calleeStartedSpeaking(at: Self.now()) ?? [] }
+            perform(actions)
+            if !actions.isEmpty {
+                lock.withLock { figures.bargeInReaction.record(microseconds: Self.microseconds(since: received)) }
+            }
+        case .speechStopped:
+            lock.withLock { machine?.calleeStoppedSpeaking(at: Self.now()) }
+        case .calleeTranscript(let itemID, let text):
+            lock.withLock { machine?.transcribed(.callee, text: text, itemID: itemID, at: Self.now()) }
+        case .assistantTranscript(let itemID, let text):
+            lock.withLock { machine?.transcribed(.assistant, text: text, itemID: itemID, at: Self.now()) }
+        case .error(let detail):
+            logger.warning(
+                "realtime error", metadata: ["type": .string(detail.type), "code": .string(detail.code ?? "-"), "message": .string(detail.message)])
+            if !detail.isRecoverable {
+                perform(lock.withLock { machine?.realtimeFailed() ?? [] })
+            }
+        case .sessionCreated, .sessionUpdated, .responseDone, .other:
+            break
+        }
+    }
+
+    // MARK: - Endings
+
+    private func realtimeClosed() {
+        perform(lock.withLock { machine?.realtimeFailed() ?? [] })
+    }
+
+    private func twilioClosed() {
+        let actions = lock.withLock { () -> [MediaStreamBridgeMachine.Action] in
+            guard machine != nil else { return [] }
+            return machine!.streamClosed()
+        }
+        perform(actions)
+        // A socket that closed before its stream was accepted has nothing else to clean up.
+        finish(reason: nil)
+    }
+
+    /// The server is stopping: end the call as a stream error so it is settled like one.
+    func shutdown() {
+        perform(lock.withLock { machine?.end(.errorStream) ?? [] })
+        finish(reason: nil)
+    }
+
+    private func reject(_ why: String) {
+        logger.warning("rejected media stream", metadata: ["reason": .string(why)])
+        _ = twilio.close(code: .policyViolation)
+        finish(reason: nil)
+    }
+
+    private func perform(_ actions: [MediaStreamBridgeMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .startResponse:
+                lock.withLock { realtime }?.send(RealtimeClientEvent.responseCreate())
+            case .clearTwilio:
+                let sid = lock.withLock { streamSid }
+                twilio.send(TwilioMediaStreamOutbound.clear(streamSid: sid, allocator: allocator), opcode: .text)
+            case .truncate(let itemID, let audioEndMs):
+                lock.withLock { realtime }?.send(RealtimeClientEvent.truncate(itemID: itemID, audioEndMs: audioEndMs))
+            case .end(let reason):
+                finish(reason: reason)
+            }
+        }
+    }
+
+    /// Releases everything the bridge holds, once: timers, both sockets, the registry entry; hangs up the phone call
+    /// unless the callee already has, and saves the outcome.
+    private func finish(reason: EndedReason?) {
+        let released = lock.withLock { () -> (RealtimeSession?, CallRecord?, MediaStreamBridgeMachine?, BridgeFigures)? in
+            guard !finished else { return nil }
+            finished = true
+            durationTimer?.cancel()
+            startTimer?.cancel()
+            buffered = []
+            defer { realtime = nil }
+            return (realtime, call, machine, figures)
+        }
+        guard let (session, call, machine, figures) = released else { return }
+        session?.close()
+        if !twilio.isClosed { _ = twilio.close(code: .normalClosure) }
+        services.bridges.unregister(self)
+        services.bridges.metrics.bridgeClosed(figures)
+        guard let call else { return }
+        if session == nil { services.bridges.discard(callID: call.id) }
+        let reason = reason ?? machine?.endedReason ?? .errorStream
+        var logger = logger
+        logger[metadataKey: "call_id"] = .stringConvertible(call.id)
+        logger.info("media stream ended", metadata: ["reason": .string(reason.rawValue)])
+        let services = services
+        let store = store
+        Task {
+            if reason != .calleeHangup, let sid = call.callSid {
+                do {
+                    try await services.telephony.hangUp(callSid: sid)
+                } catch {
+                    logger.warning("could not hang up the call", metadata: ["error": .string(String(describing: type(of: error)))])
+                }
+            }
+            guard let machine else { return }
+            let outcome = BridgeOutcome(
+                reason: reason, firstAudioMilliseconds: machine.firstAudioLatencyMilliseconds,
+                turnLatencyP50Milliseconds: LatencyPercentile.of(machine.turnLatenciesMilliseconds, 50),
+                turnLatencyP90Milliseconds: LatencyPercentile.of(machine.turnLatenciesMilliseconds, 90),
+                turns: machine.turnLatenciesMilliseconds.count, bargeIns: machine.bargeIns, transcript: machine.transcript)
+            do {
+                try await store.recordBridgeOutcome(
+                    callID: call.id, outcome: outcome,
+                    retention: TimeInterval(services.configuration.callBridge.transcriptRetentionDays * 86_400), now: services.now())
+            } catch {
+                logger.error("could not save the call's outcome", metadata: ["error": .string(String(describing: error))])
+            }
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// The stored form of a call token.
+    static func hash(_ token: String) -> String {
+        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Stream SIDs are written into JSON frames verbatim: letters and digits only.
+    static func isPlainIdentifier(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 64 && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) }
+    }
+}

@@ -1,0 +1,93 @@
+import ChorusProviders
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import WebSocketKit
+
+/// One open OpenAI Realtime session, configured for a call (the `session.update` is sent as soon as it connects).
+///
+/// A session can be opened while the phone rings, before anyone consumes its events: until a bridge attaches, the
+/// events it receives are kept (there are only a few: `session.created`, `session.updated`, maybe an `error`).
+final class RealtimeSession: @unchecked Sendable {
+    private struct State {
+        var socket: WebSocket?
+        var onText: (@Sendable (String) -> Void)?
+        var onClose: (@Sendable () -> Void)?
+        var backlog: [String] = []
+        var closed = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+    let eventLoop: any EventLoop
+
+    private init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    /// Connects and configures a session.
+    static func open(
+        connector: any RealtimeConnector, session: RealtimeSessionConfiguration, on eventLoop: any EventLoop
+    ) async throws -> RealtimeSession {
+        let realtime = RealtimeSession(eventLoop: eventLoop)
+        try await connector.connect(model: session.model, on: eventLoop) { socket in
+            realtime.state.withLockedValue { $0.socket = socket }
+            socket.onText { _, text in realtime.received(text) }
+            socket.onClose.whenComplete { _ in realtime.socketClosed() }
+            socket.send(RealtimeClientEvent.sessionUpdate(session))
+        }
+        return realtime
+    }
+
+    /// Delivers the session's events to `onText` from now on (the kept ones first) and its end to `onClose`.
+    func attach(onText: @escaping @Sendable (String) -> Void, onClose: @escaping @Sendable () -> Void) {
+        let (backlog, closed) = state.withLockedValue { state -> ([String], Bool) in
+            state.onText = onText
+            state.onClose = onClose
+            defer { state.backlog = [] }
+            return (state.backlog, state.closed)
+        }
+        for text in backlog { onText(text) }
+        if closed { onClose() }
+    }
+
+    private func received(_ text: String) {
+        let consumer = state.withLockedValue { state -> (@Sendable (String) -> Void)? in
+            guard let consumer = state.onText else {
+                if state.backlog.count < 64 { state.backlog.append(text) }
+                return nil
+            }
+            return consumer
+        }
+        consumer?(text)
+    }
+
+    private func socketClosed() {
+        let consumer = state.withLockedValue { state -> (@Sendable () -> Void)? in
+            state.closed = true
+            return state.onClose
+        }
+        consumer?()
+    }
+
+    /// Sends a text event.
+    func send(_ text: String) {
+        guard let socket = state.withLockedValue({ $0.socket }) else { return }
+        socket.send(text)
+    }
+
+    /// Sends a prepared text frame.
+    func send(frame: ByteBuffer) {
+        guard let socket = state.withLockedValue({ $0.socket }) else { return }
+        socket.send(frame, opcode: .text)
+    }
+
+    /// Whether the socket has closed.
+    var isClosed: Bool { state.withLockedValue { $0.closed || ($0.socket?.isClosed ?? false) } }
+
+    /// Closes the socket (a normal closure); the session's close handler runs when it is done.
+    func close() {
+        guard let socket = state.withLockedValue({ $0.socket }) else { return }
+        _ = socket.close(code: .normalClosure)
+    }
+}
