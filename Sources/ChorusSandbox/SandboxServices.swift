@@ -6,22 +6,38 @@ import Vapor
 /// - Twilio: `POST /2010-04-01/Accounts/:sid/Calls.json`, `POST|GET /2010-04-01/Accounts/:sid/Calls/:sid.json`;
 ///   control: `PUT|DELETE /callees/:number`, `GET /calls`.
 /// - App Store control: `POST /app-store/purchases`, `POST /app-store/notifications`.
+/// - OpenAI Realtime (GA WebSocket): `GET /openai/v1/realtime?model=…` (upgrade, `Authorization: Bearer <key>` when
+///   the emulator has a key); control: `GET|PUT|DELETE /openai/realtime/behavior` (JSON, snake_case:
+///   `first_audio_delay_ms`, `speed`, `chunk_ms`, `reply_lines`, `caller_transcripts`, `fail_after_ms`, `failure`
+///   `error|close`, `reject_connections`; absent members take their defaults), `GET|DELETE /openai/realtime/sessions`
+///   (sessions with the events they received, their turns, responses and truncations).
 /// - Recorder: `GET|DELETE /requests`.
 ///
-/// Every emulator request passes through the recorder; the recorder's own listing does not.
+/// Every emulator request passes through the recorder; the recorder's own listing does not. Every message a Realtime
+/// session receives is recorded too (as `WS /openai/v1/realtime`), unless the emulator was created with
+/// `recordsMessages: false`.
 public struct SandboxServices: Sendable {
     /// The Twilio Calls API emulator.
     public let twilio: SandboxTwilio
     /// The App Store signing emulator.
     public let appStore: SandboxAppStore
+    /// The OpenAI Realtime API emulator.
+    public let realtime: SandboxRealtime
     /// The log of received requests.
     public let recorder: SandboxRecorder
 
-    /// Creates the services; by default the recorder redacts the Twilio auth token.
-    public init(twilio: SandboxTwilio, appStore: SandboxAppStore, recorder: SandboxRecorder? = nil) {
+    /// Creates the services; by default the recorder redacts the Twilio auth token and the Realtime API key, and the
+    /// Realtime emulator accepts any key. The recorder is attached to the Realtime emulator unless it has its own.
+    public init(
+        twilio: SandboxTwilio, appStore: SandboxAppStore, realtime: SandboxRealtime = SandboxRealtime(),
+        recorder: SandboxRecorder? = nil
+    ) {
         self.twilio = twilio
         self.appStore = appStore
-        self.recorder = recorder ?? SandboxRecorder(redacting: [twilio.authToken])
+        self.realtime = realtime
+        let recorder = recorder ?? SandboxRecorder(redacting: [twilio.authToken] + (realtime.apiKey.map { [$0] } ?? []))
+        realtime.attach(recorder: recorder)
+        self.recorder = recorder
     }
 
     /// Mounts every emulator and the request log on `routes` (e.g. `app.grouped("sandbox")`).
@@ -29,11 +45,14 @@ public struct SandboxServices: Sendable {
         let recorded = routes.grouped(recorder)
         twilio.register(on: recorded)
         appStore.register(on: recorded)
+        realtime.register(on: recorded.grouped("openai", "v1"))
+        realtime.registerControl(on: routes)
         recorder.register(on: routes)
     }
 
-    /// Stops simulated calls still in progress.
+    /// Stops simulated calls still in progress and closes every Realtime session.
     public func shutdown() {
         twilio.cancelPendingCalls()
+        realtime.shutdown()
     }
 }
