@@ -332,19 +332,22 @@ final class MediaStreamSession: Sendable {
         var endedBy: EndReason?
         var stopSent = false
         var socketClosed = false
+        var abandoned = false
 
         // Playback of the application's audio.
         var queue = CircularBuffer<PlaybackItem>()
         var headOffset = 0
         var queuedBytes = 0
-        /// The first tick allowed to play audio that arrived on an empty queue (playback starts on a frame boundary
-        /// after arrival, so a mark is never echoed before its audio could have played).
+        /// The first tick allowed to play audio that arrived on an empty queue.
         var playbackFrom = 0
         var lastTick = 0
         var played: [UInt8] = []
         var playedBytes = 0
         var clearedBytes = 0
         var talking = false
+        /// When audio arrived on an empty queue, or a `clear` emptied it (the next tick reports the change).
+        var audioStartedAt: ContinuousClock.Instant?
+        var audioClearedAt: ContinuousClock.Instant?
 
         // The callee's turns, in ms of stream time.
         var nextLine = 0
@@ -409,9 +412,28 @@ final class MediaStreamSession: Sendable {
 
     /// Adopts the connected socket (called on its event loop during the upgrade, before any frame is read).
     func attach(_ socket: WebSocket) {
-        state.withLockedValue { $0.socket = socket }
+        let ended = state.withLockedValue { state -> Bool in
+            guard state.endedBy == nil, !state.abandoned else { return true }
+            state.socket = socket
+            return false
+        }
+        guard !ended else {
+            // The call ended while the socket was being opened.
+            socket.close(code: .normalClosure, promise: nil)
+            return
+        }
         socket.onText { [self] _, text in receive(text) }
         socket.onClose.whenComplete { [self] _ in socketDidClose() }
+    }
+
+    /// Gives up on a socket that is still opening: if it opens after all, it is closed at once.
+    func abandon() {
+        let socket = state.withLockedValue { state -> WebSocket? in
+            state.abandoned = true
+            defer { state.socket = nil }
+            return state.socket
+        }
+        socket?.close(code: .normalClosure, promise: nil)
     }
 
     /// Asks the stream to end at its next tick (sending `stop` first).
@@ -444,7 +466,13 @@ final class MediaStreamSession: Sendable {
                 state.mediaFramesReceived += 1
                 state.mediaBytesReceived += bytes.count
                 guard !bytes.isEmpty else { return }
-                if state.queue.isEmpty { state.playbackFrom = state.lastTick + 2 }
+                if state.queue.isEmpty {
+                    // Playback starts on the first frame boundary after the audio arrived (by the clock, not by the
+                    // ticks, which may run late), so a mark is never echoed before its audio could have played.
+                    let arrivedFrame = Int(state.milliseconds(at: now)) / Self.frameMs
+                    state.playbackFrom = max(state.lastTick, arrivedFrame) + 2
+                    state.audioStartedAt = now
+                }
                 state.queue.append(.audio(bytes))
                 state.queuedBytes += bytes.count
             case .mark(let name):
@@ -465,6 +493,7 @@ final class MediaStreamSession: Sendable {
                 state.queue.removeAll(keepingCapacity: true)
                 state.headOffset = 0
                 state.queuedBytes = 0
+                if dropped > 0 { state.audioClearedAt = now }
                 state.log(.clearReceived, at: now, audioMs: MuLaw.milliseconds(bytes: dropped))
                 state.send(echoes)
             case .other:
@@ -510,7 +539,12 @@ final class MediaStreamSession: Sendable {
                 let now = ContinuousClock.now
                 if let found = endReason(now: now, timeLimitAt: timeLimitAt, hangupAt: hangupAt) {
                     reason = found
-                    endedAt = now
+                    // A scheduled end happened at its scheduled instant; the tick that noticed it may be a little late.
+                    switch found {
+                    case .timeLimit: endedAt = timeLimitAt
+                    case .calleeHangup: endedAt = hangupAt ?? now
+                    default: endedAt = now
+                    }
                     break
                 }
                 var wake = min(start + frameDuration * frame, timeLimitAt)
@@ -644,17 +678,24 @@ final class MediaStreamSession: Sendable {
         guard talking != state.talking else { return }
         state.talking = talking
         if talking {
-            if state.calleeSpokeSinceAI || t - state.aiSilentSinceMs >= Self.turnGapMs {
-                state.aiTurnStartMs = t
+            // Playback starts on the frame boundary after the audio arrived.
+            let playing = min(t, (state.playbackFrom - 1) * Self.frameMs)
+            if state.calleeSpokeSinceAI || playing - state.aiSilentSinceMs >= Self.turnGapMs {
+                state.aiTurnStartMs = playing
                 state.aiTurnInterrupted = false
             }
             state.calleeSpokeSinceAI = false
             state.aiSpokeSinceLine = true
-            state.log(.aiAudioStarted, at: now)
+            state.log(.aiAudioStarted, at: state.audioStartedAt ?? now)
+        } else if let cleared = state.audioClearedAt {
+            state.aiSilentSinceMs = min(t, Int(state.milliseconds(at: cleared)))
+            state.log(.aiAudioStopped, at: cleared)
         } else {
             state.aiSilentSinceMs = t
             state.log(.aiAudioStopped, at: now)
         }
+        state.audioStartedAt = nil
+        state.audioClearedAt = nil
     }
 
     private func play(_ state: inout State, now: ContinuousClock.Instant, frames: inout [String]) {

@@ -133,13 +133,32 @@ extension SandboxTwilio {
         var headers = HTTPHeaders()
         headers.add(name: "X-Twilio-Signature", value: validator.signature(url: stream.url, parameters: []))
         headers.add(name: "User-Agent", value: "Twilio.TmeWs/1.0")
+        // websocket-kit completes `connect` before it hands over the socket, so the call waits for the socket itself;
+        // the wait ends early on a connect error, after `streamConnectTimeout`, or when the call's task is cancelled.
+        let eventLoop = httpClient.eventLoopGroup.next()
+        let attached = eventLoop.makePromise(of: Void.self)
+        let onUpgrade: @Sendable (WebSocket) -> Void = { socket in
+            session.attach(socket)
+            attached.succeed(())
+        }
+        let timeout = eventLoop.scheduleTask(in: Self.streamConnectTimeout) {
+            attached.fail(WebSocketConnectTimeout())
+        }
         do {
-            try await WebSocket.connect(
-                to: stream.url, headers: headers, configuration: .init(maxFrameSize: 1 << 24), on: httpClient.eventLoopGroup
-            ) { socket in
-                session.attach(socket)
-            }.get()
+            let connected: EventLoopFuture<Void> = WebSocket.connect(
+                to: stream.url, headers: headers, configuration: .init(maxFrameSize: 1 << 24), on: eventLoop, onUpgrade: onUpgrade
+            )
+            connected.whenFailure { attached.fail($0) }
+            try await withTaskCancellationHandler {
+                try await attached.futureResult.get()
+            } onCancel: {
+                attached.fail(CancellationError())
+            }
+            timeout.cancel()
         } catch {
+            timeout.cancel()
+            // A socket that opens after all is closed at once.
+            session.abandon()
             guard !Task.isCancelled else { return }
             logger.warning("sandbox.twilio.stream connect failed", metadata: ["call_sid": "\(call.sid)", "error": "\(error)"])
             // Twilio continues with the TwiML after <Connect>; there is none, so the call ends.
@@ -159,6 +178,13 @@ extension SandboxTwilio {
             call.sid, callStatus: "completed", event: "completed", duration: min(Int(elapsed.rounded(.up)), call.timeLimit),
             endedBy: reason.rawValue
         )
+    }
+
+    /// How long a Media Stream WebSocket may take to open before the call gives up on it.
+    static let streamConnectTimeout = TimeAmount.seconds(10)
+
+    struct WebSocketConnectTimeout: Error, CustomStringConvertible {
+        var description: String { "the WebSocket upgrade did not complete within 10 s" }
     }
 
     /// `MZ` + 32 lowercase hex digits.
