@@ -156,6 +156,7 @@ public final class SandboxRealtime: Sendable {
     /// Whether received messages are passed to the recorder.
     public let recordsMessages: Bool
     private let logger: Logger
+    private let initialBehavior: Behavior
     private let behaviorBox: NIOLockedValueBox<Behavior>
     private let recorderBox: NIOLockedValueBox<SandboxRecorder?>
     private let state = NIOLockedValueBox(State())
@@ -190,8 +191,6 @@ public final class SandboxRealtime: Sendable {
         self.recorderBox = NIOLockedValueBox(recorder)
         self.logger = logger
     }
-
-    private let initialBehavior: Behavior
 
     // MARK: - Configuration and inspection
 

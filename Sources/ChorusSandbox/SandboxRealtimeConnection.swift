@@ -286,29 +286,35 @@ final class RealtimeConnection: @unchecked Sendable {
 
     /// Appends base64 audio (`bytes[range]`), running the detector on every complete 20 ms window.
     private func appendAudio(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, eventID: String?, counted: Bool = false) {
-        let before = processedMs * session.inputFormat.bytesPerMillisecond + window.count
-        let decoded = RealtimeBase64.decode(bytes, range) { byte in
-            window.append(byte)
-            if window.count >= windowBytes { analyseWindow() }
+        let before = window.count
+        let valid = RealtimeBase64.decode(bytes, range, appendingTo: &window)
+        inputBufferBytes += window.count - before
+        let format = session.inputFormat
+        if window.count >= windowBytes {
+            var offset = 0
+            while window.count - offset >= windowBytes {
+                let level = window.withUnsafeBufferPointer { window in
+                    Self.level(UnsafeBufferPointer(rebasing: window[offset..<(offset + windowBytes)]), format: format)
+                }
+                offset += windowBytes
+                analyseWindow(level: level)
+            }
+            window.removeFirst(offset)
         }
-        let bytesPerMs = session.inputFormat.bytesPerMillisecond
-        let inputMs = processedMs + window.count / bytesPerMs
-        let appended = max(0, processedMs * bytesPerMs + window.count - before)
-        inputBufferBytes += appended
+        let inputMs = processedMs + window.count / format.bytesPerMillisecond
         log.update { record in
             if !counted { record.eventsReceived["input_audio_buffer.append", default: 0] += 1 }
             record.inputAudioMs = inputMs
         }
-        if decoded == nil {
+        if !valid {
             sendError(
                 RealtimeRequestError.invalidValue("audio", "Invalid 'audio': expected base64-encoded audio bytes."),
                 clientEventID: eventID)
         }
     }
 
-    private func analyseWindow() {
-        let level = Self.level(window, format: session.inputFormat)
-        window.removeAll(keepingCapacity: true)
+    /// Runs the detector on the next 20 ms window, whose RMS level is `level`.
+    private func analyseWindow(level: Double) {
         let start = processedMs
         processedMs += 20
         guard !closed, let detection = session.turnDetection else { return }
@@ -331,17 +337,22 @@ final class RealtimeConnection: @unchecked Sendable {
         }
     }
 
+    /// Squares of every μ-law and A-law byte's linear value: the RMS of a window is then a table walk. For `audio/pcmu`
+    /// the result equals ``MuLaw/rms(_:)``.
+    private static let muLawSquares: [Double] = (0...255).map { Double(MuLaw.decode(UInt8($0))) * Double(MuLaw.decode(UInt8($0))) }
+    private static let aLawSquares: [Double] = (0...255).map {
+        Double(RealtimeALaw.decode(UInt8($0))) * Double(RealtimeALaw.decode(UInt8($0)))
+    }
+
     /// The RMS level (0…32,767) of one window in `format`.
-    static func level(_ window: [UInt8], format: RealtimeAudioFormat) -> Double {
+    static func level(_ window: UnsafeBufferPointer<UInt8>, format: RealtimeAudioFormat) -> Double {
         switch format {
-        case .pcmu:
-            return MuLaw.rms(window)
-        case .pcma:
+        case .pcmu, .pcma:
             guard !window.isEmpty else { return 0 }
+            let squares = format == .pcmu ? muLawSquares : aLawSquares
             var sum = 0.0
-            for byte in window {
-                let sample = Double(RealtimeALaw.decode(byte))
-                sum += sample * sample
+            squares.withUnsafeBufferPointer { squares in
+                for byte in window { sum += squares[Int(byte)] }
             }
             return (sum / Double(window.count)).squareRoot()
         case .pcm:
@@ -661,6 +672,7 @@ final class RealtimeConnection: @unchecked Sendable {
             let cache = self.cache
             rendering = Task { [self] in
                 let speech = await cache.render(key)
+                guard !Task.isCancelled else { return }
                 eventLoop.execute { self.speechReady(responseID, speech) }
             }
         }

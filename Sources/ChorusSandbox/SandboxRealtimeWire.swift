@@ -356,41 +356,51 @@ enum RealtimeBase64 {
         return table
     }()
 
-    /// Decodes `bytes[range]`, handing each decoded byte to `sink`; returns the decoded byte count, or `nil` when the
-    /// text is not valid base64 (bytes already handed over stay handed over).
-    @inline(__always)
-    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ sink: (UInt8) -> Void) -> Int? {
-        guard range.count % 4 == 0 else { return nil }
-        var produced = 0
-        var index = range.lowerBound
-        let table = Self.table
-        return table.withUnsafeBufferPointer { table -> Int? in
-            while index < range.upperBound {
-                let a = table[Int(bytes[index])]
-                let b = table[Int(bytes[index + 1])]
-                let c = table[Int(bytes[index + 2])]
-                let d = table[Int(bytes[index + 3])]
-                index += 4
-                guard a < 64, b < 64 else { return nil }
-                sink(a << 2 | b >> 4)
-                produced += 1
-                if c == padding {
-                    guard d == padding, index == range.upperBound else { return nil }
-                    break
+    /// Decodes `bytes[range]` and appends the result to `output`; returns `false` (leaving `output` unchanged) when the
+    /// text is not valid base64.
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, appendingTo output: inout [UInt8]) -> Bool {
+        guard range.count % 4 == 0 else { return false }
+        guard !range.isEmpty else { return true }
+        let start = output.count
+        let capacity = range.count / 4 * 3
+        output.append(contentsOf: repeatElement(0, count: capacity))
+        let produced = output.withUnsafeMutableBufferPointer { output in
+            table.withUnsafeBufferPointer { table -> Int? in
+                var written = start
+                var index = range.lowerBound
+                while index < range.upperBound {
+                    let a = table[Int(bytes[index])]
+                    let b = table[Int(bytes[index + 1])]
+                    let c = table[Int(bytes[index + 2])]
+                    let d = table[Int(bytes[index + 3])]
+                    index += 4
+                    guard a < 64, b < 64 else { return nil }
+                    output[written] = a << 2 | b >> 4
+                    written += 1
+                    if c == padding {
+                        guard d == padding, index == range.upperBound else { return nil }
+                        break
+                    }
+                    guard c < 64 else { return nil }
+                    output[written] = b << 4 | c >> 2
+                    written += 1
+                    if d == padding {
+                        guard index == range.upperBound else { return nil }
+                        break
+                    }
+                    guard d < 64 else { return nil }
+                    output[written] = c << 6 | d
+                    written += 1
                 }
-                guard c < 64 else { return nil }
-                sink(b << 4 | c >> 2)
-                produced += 1
-                if d == padding {
-                    guard index == range.upperBound else { return nil }
-                    break
-                }
-                guard d < 64 else { return nil }
-                sink(c << 6 | d)
-                produced += 1
+                return written - start
             }
-            return produced
         }
+        guard let produced else {
+            output.removeLast(capacity)
+            return false
+        }
+        output.removeLast(capacity - produced)
+        return true
     }
 }
 

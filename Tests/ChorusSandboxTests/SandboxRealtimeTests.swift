@@ -134,7 +134,11 @@ final class RealtimeTestClient: Sendable {
         while ContinuousClock.now < deadline {
             let texts = received.withLockedValue { $0 }
             let start = cursor.withLockedValue { $0 }
-            if let index = texts.indices.dropFirst(start).first(where: { Self.parse(texts[$0])["type"] as? String == type }) {
+            // The emulator writes compact JSON, so a substring test finds candidates without parsing every event.
+            let marker = "\"type\":\"\(type)\""
+            if let index = texts.indices.dropFirst(start).first(where: {
+                texts[$0].contains(marker) && Self.parse(texts[$0])["type"] as? String == type
+            }) {
                 cursor.withLockedValue { $0 = index + 1 }
                 return Self.parse(texts[index])
             }
@@ -225,7 +229,7 @@ func decodedAudio(_ deltas: [[String: Any]]) -> [UInt8] {
     deltas.flatMap { [UInt8](Data(base64Encoded: $0["delta"] as? String ?? "") ?? Data()) }
 }
 
-@Suite("Sandbox OpenAI Realtime")
+@Suite("Sandbox OpenAI Realtime", .serialized)
 struct SandboxRealtimeTests {
     @Test func upgradeNeedsTheKeyAModelAndAnOpenEmulator() async throws {
         try await withRealtime { harness in
@@ -410,6 +414,85 @@ struct SandboxRealtimeTests {
             #expect(record.speechTurns.first?.transcript == "I would like to book a table.")
             #expect(record.inputAudioMs == (600 * 8 + speech.count + 800 * 8) / 8)
             expectSpecShapes(client.events)
+            try await client.close()
+        }
+    }
+
+    @Test func theAISpeaksFirstThenAnswersTheCallersTurn() async throws {
+        try await withRealtime { harness in
+            let client = try await harness.connectConfigured()
+            client.send(#"{"type":"response.create"}"#)
+            let first = try #require(try await client.next("response.done")["response"] as? [String: Any])
+            #expect(first["status"] as? String == "completed")
+
+            // The voice is fixed once the model has spoken.
+            client.send(#"{"type":"session.update","event_id":"evt_voice","session":{"type":"realtime","audio":{"output":{"voice":"cedar"}}}}"#)
+            let refusal = try #require(try await client.next("error")["error"] as? [String: Any])
+            #expect(refusal["code"] as? String == "cannot_update_voice")
+            #expect(refusal["event_id"] as? String == "evt_voice")
+
+            for event in appendEvents(silence(ms: 200) + SandboxSpeech.synthetic("yes I have a minute", voice: 3) + silence(ms: 700)) {
+                client.send(event)
+            }
+            let stopped = try await client.next("input_audio_buffer.speech_stopped")
+            let committed = try await client.next("input_audio_buffer.committed")
+            #expect(committed["item_id"] as? String == stopped["item_id"] as? String)
+            #expect(committed["previous_item_id"] as? String == (first["output"] as? [[String: Any]])?.first?["id"] as? String)
+            let second = try #require(try await client.next("response.done")["response"] as? [String: Any])
+            #expect(second["status"] as? String == "completed")
+            let transcript = (second["output"] as? [[String: Any]])?.first.flatMap { ($0["content"] as? [[String: Any]])?.first }
+            #expect(transcript?["transcript"] as? String == "Thank you, that is all.")
+            let responses = try #require(harness.realtime.sessions().first?.responses)
+            #expect(responses.map(\.trigger) == ["client", "turn_detection"])
+            #expect(responses.map(\.text) == SandboxRealtime.Behavior.testing.replyLines)
+            #expect(client.events("conversation.item.input_audio_transcription.completed").isEmpty)
+            expectSpecShapes(client.events)
+            try await client.close()
+        }
+    }
+
+    @Test func textResponsesAndClientItems() async throws {
+        try await withRealtime { harness in
+            let client = try await harness.connectConfigured(
+                #"{"type":"realtime","output_modalities":["text"],"audio":{"input":{"turn_detection":null}}}"#)
+            client.send(
+                #"{"type":"conversation.item.create","item":{"id":"item_greet","type":"message","role":"user","content":[{"type":"input_text","text":"Greet the caller."}]}}"#
+            )
+            let added = try #require(try await client.next("conversation.item.added")["item"] as? [String: Any])
+            #expect(added["id"] as? String == "item_greet")
+            #expect(added["status"] as? String == "completed")
+            _ = try await client.next("conversation.item.done")
+
+            client.send(#"{"type":"response.create","response":{"metadata":{"purpose":"greeting"}}}"#)
+            let done = try #require(try await client.next("response.done")["response"] as? [String: Any])
+            #expect(done["output_modalities"] as? [String] == ["text"])
+            #expect((done["metadata"] as? [String: Any])?["purpose"] as? String == "greeting")
+            let text = client.events("response.output_text.delta").compactMap { $0["delta"] as? String }.joined()
+            #expect(text == "Hello there, this is a short test.")
+            #expect(client.events("response.output_text.done").first?["text"] as? String == text)
+            #expect(client.events("response.output_audio.delta").isEmpty)
+
+            client.send(#"{"type":"conversation.item.delete","item_id":"item_greet"}"#)
+            #expect(try await client.next("conversation.item.deleted")["item_id"] as? String == "item_greet")
+            client.send(#"{"type":"conversation.item.retrieve","item_id":"item_greet"}"#)
+            #expect((try await client.next("error")["error"] as? [String: Any])?["param"] as? String == "item_id")
+            expectSpecShapes(client.events)
+            try await client.close()
+        }
+    }
+
+    @Test func aLawInputIsDetectedToo() async throws {
+        try await withRealtime { harness in
+            let client = try await harness.connectConfigured(
+                #"{"type":"realtime","audio":{"input":{"format":{"type":"audio/pcma"},"turn_detection":{"type":"server_vad","create_response":false,"prefix_padding_ms":0}}}}"#
+            )
+            let speech = MuLaw.decode(SandboxSpeech.synthetic("hello can you hear me", voice: 0)).map(aLaw)
+            for event in appendEvents([UInt8](repeating: aLaw(0), count: 3_200) + speech + [UInt8](repeating: aLaw(0), count: 6_400)) {
+                client.send(event)
+            }
+            let started = try await client.next("input_audio_buffer.speech_started")
+            #expect(started["audio_start_ms"] as? Int == 400)
+            _ = try await client.next("input_audio_buffer.committed")
             try await client.close()
         }
     }
@@ -721,6 +804,22 @@ struct SandboxRealtimeTests {
             #expect(harness.realtime.sessions().allSatisfy { !$0.isOpen })
         }
     }
+}
+
+/// G.711 A-law encoding of one sample (ITU-T reference algorithm), to feed `audio/pcma` sessions.
+func aLaw(_ sample: Int16) -> UInt8 {
+    var value = Int(sample) >> 3
+    let mask: Int
+    if value >= 0 {
+        mask = 0xD5
+    } else {
+        mask = 0x55
+        value = -value - 1
+    }
+    let ends = [0x1F, 0x3F, 0x7F, 0xFF, 0x1FF, 0x3FF, 0x7FF, 0xFFF]
+    guard let segment = ends.firstIndex(where: { value <= $0 }) else { return UInt8(0x7F ^ mask) }
+    let mantissa = segment < 2 ? (value >> 1) & 0x0F : (value >> segment) & 0x0F
+    return UInt8((segment << 4 | mantissa) ^ mask)
 }
 
 /// A deterministic generator for test noise.
