@@ -127,6 +127,7 @@ let package = Package(
                 "ChorusServer", "ChorusSandbox", "ChorusAPI", "ChorusTestSupport",
                 .product(name: "VaporTesting", package: "vapor"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "WebSocketKit", package: "websocket-kit"),
             ],
             swiftSettings: swiftSettings
         ),

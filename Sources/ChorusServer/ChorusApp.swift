@@ -76,6 +76,7 @@ public enum ChorusApp {
             )
             fromNumber = "+15005550006"
         }
+        let realtimeKey = configuration.openAI?.apiKey ?? randomHex(40)
         // The emulators are mounted under /sandbox outside production: the App Store emulator signs what the sandbox
         // purchase verifier accepts, and the Twilio emulator serves calls when no Twilio account is configured.
         if !configuration.isProduction {
@@ -89,14 +90,14 @@ public enum ChorusApp {
                     accountSID: sandboxAccountSID, authToken: configuration.twilio == nil ? twilioToken : randomHex(32), httpClient: httpClient,
                     timing: timing, logger: app.logger
                 ),
-                appStore: appStore
+                appStore: appStore,
+                realtime: SandboxRealtime(apiKey: configuration.openAI == nil ? realtimeKey : randomHex(40), logger: app.logger)
             )
             sandbox.register(on: app.grouped("sandbox"))
             app.lifecycle.use(SandboxShutdown(services: sandbox))
         }
 
         // The calls' AI voice: OpenAI when configured, otherwise the Realtime emulator mounted under /sandbox.
-        let realtimeKey = configuration.openAI?.apiKey ?? randomHex(40)
         if configuration.openAI == nil { providerNames["realtime"] = "sandbox" } else { providerNames["realtime"] = "openai" }
         let realtime = OpenAIRealtimeConnector(
             baseURL: configuration.openAI?.baseURL ?? configuration.loopbackURL.appendingPathComponent("sandbox/openai/v1"),
