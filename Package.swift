@@ -83,7 +83,8 @@ let package = Package(
         .executableTarget(
             name: "chorus",
             dependencies: [
-                "ChorusServer",
+                "ChorusServer", "ChorusSandbox",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

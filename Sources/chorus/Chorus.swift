@@ -9,7 +9,7 @@ struct Chorus: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chorus",
         abstract: "The Chorus server: AI phone calls, voice messages and stories for iOS apps.",
-        subcommands: [Serve.self, Migrate.self],
+        subcommands: [Serve.self, Migrate.self, SandboxCommand.self],
         defaultSubcommand: Serve.self
     )
 }

@@ -1,0 +1,90 @@
+import ArgumentParser
+import AsyncHTTPClient
+import ChorusSandbox
+import Foundation
+import Vapor
+
+/// `chorus sandbox`: the Twilio, OpenAI Realtime and App Store emulators on their own, so a developer (or another
+/// bridge) can be pointed at them.
+struct SandboxCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sandbox",
+        abstract: "Run the provider emulators standalone (Twilio REST + Media Streams, OpenAI Realtime, App Store).",
+        discussion: """
+            Prints the CHORUS_* settings that point `chorus serve` at them. Every request and WebSocket message \
+            they receive is listed at GET /requests.
+            """
+    )
+
+    @ArgumentParser.Option(help: "The address to listen on.")
+    var hostname = "127.0.0.1"
+
+    @ArgumentParser.Option(help: "The port to listen on (0 picks a free one).")
+    var port = 5060
+
+    @ArgumentParser.Option(help: "The Twilio account SID the emulator accepts (default: generated).")
+    var accountSid: String?
+
+    @ArgumentParser.Option(help: "The Twilio auth token the emulator accepts and signs with (default: generated).")
+    var authToken: String?
+
+    @ArgumentParser.Option(help: "The key the OpenAI Realtime emulator requires (default: any key is accepted).")
+    var openaiKey: String?
+
+    @ArgumentParser.Option(help: "Seconds the emulated phone rings before the callee reacts.")
+    var ringSeconds = 1.0
+
+    @ArgumentParser.Flag(help: "Do not record WebSocket messages (for load tests).")
+    var noMessageLog = false
+
+    func validate() throws {
+        if !(0...65_535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
+        if ringSeconds < 0 { throw ValidationError("--ring-seconds must not be negative") }
+    }
+
+    func run() async throws {
+        func random(_ count: Int) -> String { String((0..<count).map { _ in "0123456789abcdef".randomElement()! }) }
+        let sid = accountSid ?? "AC" + random(32)
+        let token = authToken ?? random(32)
+        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
+        let twilio = SandboxTwilio(
+            accountSID: sid, authToken: token, httpClient: httpClient,
+            timing: SandboxTwilio.Timing(ringDelay: .milliseconds(Int(ringSeconds * 1000))),
+            mediaStreams: SandboxTwilio.MediaStreamOptions(recordsMessages: !noMessageLog))
+        let services = SandboxServices(
+            twilio: twilio, appStore: SandboxAppStore(signingKey: random(64), bundleID: "com.chorus.speechassistant"),
+            realtime: SandboxRealtime(apiKey: openaiKey, recordsMessages: !noMessageLog))
+        let server = SandboxServer(services: services, host: hostname, port: port)
+        try await server.start()
+        let base = server.baseURL!.absoluteString
+        let banner = """
+            Chorus sandbox listening on \(base)
+            Point `chorus serve` at it with:
+              CHORUS_TWILIO_ACCOUNT_SID=\(sid)
+              CHORUS_TWILIO_AUTH_TOKEN=\(token)
+              CHORUS_TWILIO_FROM_NUMBER=+15005550006
+              CHORUS_TWILIO_API_BASE_URL=\(base)
+              CHORUS_OPENAI_BASE_URL=\(base)/openai/v1\(openaiKey == nil ? "" : "\n  CHORUS_OPENAI_API_KEY=<the --openai-key>")
+            Requests and messages received: GET \(base)/requests
+
+            """
+        FileHandle.standardOutput.write(Data(banner.utf8))
+        await Self.waitForTermination()
+        try await server.shutdown()
+        try await httpClient.shutdown()
+    }
+
+    /// Returns on SIGINT or SIGTERM.
+    static func waitForTermination() async {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+        let sources = [SIGINT, SIGTERM].map { signalNumber -> any DispatchSourceSignal in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber)
+            source.setEventHandler { continuation.yield() }
+            source.resume()
+            return source
+        }
+        for await _ in stream { break }
+        sources.forEach { $0.cancel() }
+    }
+}
