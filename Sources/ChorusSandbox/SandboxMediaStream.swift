@@ -26,7 +26,7 @@ extension SandboxTwilio {
         public var firstLineAfterMs: Int?
         /// The pause after the AI stops talking before the callee says its next line (``defaultReplyAfterMs``).
         public var replyAfterMs: Int?
-        /// The callee hangs up this many seconds after answering.
+        /// The callee hangs up this many seconds after answering (simulated seconds on a call without a stream).
         public var hangupAfterSeconds: Double?
         /// Barge-in: the callee starts its next line while the AI is still talking, this many ms after the AI's audio
         /// (a new AI turn) started playing. Applies to every AI turn while the callee has lines left.
@@ -674,7 +674,8 @@ final class MediaStreamSession: Sendable {
     }
 
     private func updateTalking(_ state: inout State, t: Int, now: ContinuousClock.Instant) {
-        let talking = state.queuedBytes > 0
+        // A late (catch-up) tick does not see audio that arrived after its own frame time.
+        let talking = state.queuedBytes > 0 && t >= (state.playbackFrom - 1) * Self.frameMs
         guard talking != state.talking else { return }
         state.talking = talking
         if talking {

@@ -40,7 +40,9 @@ public final class SandboxTwilio: Sendable {
     ///
     /// `ringDelay` and `talkDuration` are simulated time; durations reported to Twilio clients
     /// (`CallDuration`, `duration`) are simulated seconds. `timeScale` converts simulated time to wall-clock
-    /// time: `1` is real time, `0.01` plays a 5 s conversation in 50 ms.
+    /// time: `1` is real time, `0.01` plays a 5 s conversation in 50 ms. Media Streams always run in real time, so a
+    /// call whose TwiML connects a stream counts wall-clock seconds from answer to end (and its `TimeLimit` and the
+    /// callee's `hangupAfterSeconds` are wall-clock seconds too).
     public struct Timing: Sendable, Equatable {
         /// How long the phone rings before the callee answers, is busy, or the call fails.
         public var ringDelay: Duration
@@ -221,6 +223,11 @@ public final class SandboxTwilio: Sendable {
 
     /// Mounts the Calls API (`/2010-04-01/Accounts/:sid/Calls…`) and the control API
     /// (`PUT|DELETE /callees/:number`, `GET /calls`) on `routes`.
+    ///
+    /// `PUT /callees/:number` takes JSON with every member optional: `behavior` (`answer|no-answer|busy|failed`),
+    /// `talk_seconds`, `callbacks` (`false` drops status callbacks) and the ``CalleeScript``: `lines`,
+    /// `first_line_after_ms`, `reply_after_ms`, `hangup_after_seconds`, `interrupt_after_ms`. `GET /calls` lists
+    /// ``SandboxCallRecord``s, with their Media Stream counters.
     public func register(on routes: any RoutesBuilder) {
         let calls = routes.grouped("2010-04-01", "Accounts", ":accountSid")
         calls.post("Calls.json") { request async -> Response in
