@@ -92,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "chorus-bench",
             dependencies: [
-                "ChorusServer", "ChorusAPI",
+                "ChorusServer", "ChorusAPI", "ChorusSandbox", "ChorusProviders", "ChorusCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Vapor", package: "vapor"),

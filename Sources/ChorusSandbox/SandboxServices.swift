@@ -37,6 +37,7 @@ public struct SandboxServices: Sendable {
         self.realtime = realtime
         let recorder = recorder ?? SandboxRecorder(redacting: [twilio.authToken] + (realtime.apiKey.map { [$0] } ?? []))
         realtime.attach(recorder: recorder)
+        twilio.attach(recorder: recorder)
         self.recorder = recorder
     }
 

@@ -758,7 +758,7 @@ extension SandboxTwilio {
                 statusCallback: statusCallback, statusCallbackEvents: events.sorted(), timeLimit: timeLimit,
                 timeout: ringTimeout, duration: duration, history: history, callbacks: deliveries,
                 endedBy: endedBy, twimlError: twimlError, streamSid: media?.streamSid, streamURL: media?.streamURL,
-                customParameters: media?.customParameters, framesSent: media?.framesSent,
+                customParameters: media?.customParameters, framesSent: media?.framesSent, mediaFramesSent: media?.mediaFramesSent,
                 mediaFramesReceived: media?.mediaFramesReceived, marksReceived: media?.marksReceived,
                 marksEchoed: media?.marksEchoed, clearsReceived: media?.clearsReceived, aiAudioPlayedMs: media?.aiAudioPlayedMs
             )
@@ -858,6 +858,8 @@ public struct SandboxCallRecord: Sendable, Codable, Equatable {
     public let customParameters: [String: String]?
     /// Frames sent on the stream (`connected`, `start`, `media`, `mark`, `stop`).
     public let framesSent: Int?
+    /// `media` frames sent (the callee's microphone, one per 20 ms).
+    public let mediaFramesSent: Int?
     /// `media` frames received from the application.
     public let mediaFramesReceived: Int?
     /// `mark` frames the application sent.
@@ -889,6 +891,7 @@ public struct SandboxCallRecord: Sendable, Codable, Equatable {
         case streamURL = "stream_url"
         case customParameters = "custom_parameters"
         case framesSent = "frames_sent"
+        case mediaFramesSent = "media_frames_sent"
         case mediaFramesReceived = "media_frames_received"
         case marksReceived = "marks_received"
         case marksEchoed = "marks_echoed"

@@ -43,7 +43,7 @@ extension SandboxTwilio {
         }
         guard !Task.isCancelled else { return }
         if let stream = twiml.stream {
-            await runStream(answered, stream: stream)
+            await runStream(answered, stream: stream, talkSeconds: talkSeconds)
             return
         }
         var talk = talkSeconds
@@ -108,7 +108,9 @@ extension SandboxTwilio {
     // MARK: - Media Stream
 
     /// Connects the stream and plays it until it ends, then completes the call.
-    private func runStream(_ call: AnsweredCall, stream: SandboxTwiML.Stream) async {
+    /// Without `hangup_after_seconds`, the callee hangs up after the call's talk time (wall-clock seconds: media is
+    /// real time).
+    private func runStream(_ call: AnsweredCall, stream: SandboxTwiML.Stream, talkSeconds: Double) async {
         let options = mediaStreams
         let lines = (call.script.lines ?? CalleeScript.defaultLines).map { text in
             MediaStreamSession.Line(text: text, frames: CalleeAudio.frames(text, voice: 1, synthesizer: options.usesSpeechSynthesizer))
@@ -170,7 +172,8 @@ extension SandboxTwilio {
             return
         }
         let timeLimitAt = call.answeredAt + .seconds(call.timeLimit)
-        let hangupAt = call.script.hangupAfterSeconds.map { call.answeredAt + .milliseconds(Int64(($0 * 1_000).rounded())) }
+        let hangupAfter = call.script.hangupAfterSeconds ?? talkSeconds
+        let hangupAt: ContinuousClock.Instant? = call.answeredAt + .milliseconds(Int64((hangupAfter * 1_000).rounded()))
         let (reason, endedAt) = await session.run(timeLimitAt: timeLimitAt, hangupAt: hangupAt)
         // Media is real time, so the call's duration is wall-clock time from answer to end, partial seconds rounded up.
         let elapsed = Self.seconds(endedAt - call.answeredAt)

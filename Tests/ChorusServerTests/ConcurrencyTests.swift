@@ -34,7 +34,7 @@ struct ConcurrencyTests {
         try await TestServer.run(on: database) { server in
             let token = try await server.register().accessToken
             let answered = try await server.makeCall(token, to: "+14155551201").decode(MakeCallResponse.self)
-            #expect(try await server.waitForEnd(token, sid: answered.callSid).endedReason == "completed")
+            #expect(try await server.waitForEnd(token, sid: answered.callSid).endedReason == "callee_hangup")
             // A call still in progress: its callee talks for 10 minutes (cut at the 60 s limit).
             try await server.setCallee("+14155551202", behavior: "answer", talkSeconds: 600)
             let pending = try await server.makeCall(token, to: "+14155551202").decode(MakeCallResponse.self)

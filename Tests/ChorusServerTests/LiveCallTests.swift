@@ -6,8 +6,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Testing
 import NIOWebSocket
+import Testing
 import WebSocketKit
 
 @testable import ChorusServer
@@ -69,16 +69,18 @@ struct LiveCallTests {
         }
     }
 
-    @Test("an answered call: the AI speaks first, the callee talks and interrupts, hangs up; transcript and latency saved",
-          arguments: TestDatabase.all)
+    @Test(
+        "an answered call: the AI speaks first, the callee talks and interrupts, hangs up; transcript and latency saved",
+        arguments: TestDatabase.all)
     func conversation(_ database: TestDatabase) async throws {
         try await TestServer.run(on: database) { server in
             let token = try await server.register().accessToken
             let number = "+14155557001"
             try await Self.configure(
                 server, number: number,
-                callee: Callee(lines: ["Hello? Who is this?", "Wait, wait, hold on a second.", "Okay, bye now."],
-                               hangup_after_seconds: 7, interrupt_after_ms: 700, reply_after_ms: 400),
+                callee: Callee(
+                    lines: ["Hello? Who is this?", "Wait, wait, hold on a second.", "Okay, bye now."],
+                    hangup_after_seconds: 7, interrupt_after_ms: 700, reply_after_ms: 400),
                 realtime: RealtimeBehavior(
                     first_audio_delay_ms: 150, speed: 4,
                     reply_lines: [
@@ -127,8 +129,10 @@ struct LiveCallTests {
             let token = try await server.register().accessToken
             let number = "+14155557002"
             try await Self.configure(
-                server, number: number, callee: Callee(lines: ["Hi!"], hangup_after_seconds: 3, interrupt_after_ms: 500),
-                realtime: RealtimeBehavior(speed: 4, reply_lines: ["Hello, this is a slightly longer greeting so you can interrupt me."]))
+                server, number: number, callee: Callee(lines: ["Hi!", "Sure."], hangup_after_seconds: 6, interrupt_after_ms: 400),
+                realtime: RealtimeBehavior(
+                    speed: 4,
+                    reply_lines: ["Hello, this is a rather long greeting, on purpose, so that you have all the time you need to interrupt me."]))
             let placed = try await server.makeCall(token, to: number).decode(MakeCallResponse.self)
             _ = try await Self.settled(server, token, sid: placed.callSid)
 
@@ -210,7 +214,8 @@ struct LiveCallTests {
         try await TestServer.run(on: database) { server in
             let token = try await server.register().accessToken
             let number = "+14155557007"
-            try await Self.configure(server, number: number, callee: Callee(lines: ["Hi"], hangup_after_seconds: 2), realtime: RealtimeBehavior(speed: 4))
+            try await Self.configure(
+                server, number: number, callee: Callee(lines: ["Hi"], hangup_after_seconds: 2), realtime: RealtimeBehavior(speed: 4))
             let placed = try await server.makeCall(token, to: number).decode(MakeCallResponse.self)
             _ = try await Self.settled(server, token, sid: placed.callSid)
             let calls = try await server.request(.GET, "/sandbox/calls").json["calls"] as? [[String: Any]] ?? []
@@ -248,7 +253,8 @@ struct LiveCallTests {
         let done = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
         var headers = HTTPHeaders()
         headers.add(name: "X-Twilio-Signature", value: signature)
-        try await WebSocket.connect(to: "ws://127.0.0.1:\(port)/media-stream", headers: headers, on: MultiThreadedEventLoopGroup.singleton) { socket in
+        try await WebSocket.connect(to: "ws://127.0.0.1:\(port)/media-stream", headers: headers, on: MultiThreadedEventLoopGroup.singleton) {
+            socket in
             socket.send(#"{"event":"connected","protocol":"Call","version":"1.0.0"}"#)
             socket.send(
                 #"{"event":"start","sequenceNumber":"1","streamSid":"MZ00000000000000000000000000000001","start":{"streamSid":"MZ00000000000000000000000000000001","accountSid":"AC1","callSid":"CA1","tracks":["inbound"],"customParameters":{"token":"\#(token)"},"mediaFormat":{"encoding":"audio/x-mulaw","sampleRate":8000,"channels":1}}}"#

@@ -124,11 +124,13 @@ public struct MediaStreamBridgeMachine: Sendable {
         return requestFirstResponseIfPossible()
     }
 
-    /// Twilio's `start` frame: the callee answered and the stream is up.
-    public mutating func streamStarted(at now: UInt64) -> [Action] {
+    /// Twilio's `start` frame: the callee answered and the stream is up. `answeredMillisecondsAgo` is how long ago
+    /// the call was answered (Twilio fetched the TwiML): the call's clock — duration limit, first-audio latency,
+    /// transcript times — runs from the answer, as Twilio's `TimeLimit` and billing do.
+    public mutating func streamStarted(at now: UInt64, answeredMillisecondsAgo: Int = 0) -> [Action] {
         guard phase == .awaitingStream else { return [] }
         phase = .streaming
-        streamStartedAt = now
+        streamStartedAt = now &- UInt64(max(0, min(answeredMillisecondsAgo, Int(now))))
         return requestFirstResponseIfPossible()
     }
 

@@ -22,13 +22,15 @@ struct TranscriptLineRecord: Sendable, Equatable {
 }
 
 extension ChorusStore {
-    /// Stores the hash of the one-time token the call's TwiML hands to its media stream. A call whose stream has
-    /// started or that has ended gets none (`false`).
+    /// Stores the hash of the one-time token the call's TwiML hands to its media stream, and notes the answer (Twilio
+    /// fetches TwiML when the callee picks up) if the `answered` callback has not. A call whose stream has started or
+    /// that has ended gets none (`false`).
     func issueStreamToken(callID: Int, callSid: String, tokenHash: String, now: Date) async throws -> Bool {
         try await writeTransaction { tx in
             try await tx.sql.raw(
                 """
-                UPDATE calls SET stream_token_hash = \(bind: tokenHash), updated_at = \(bind: now.epochMillis)
+                UPDATE calls SET stream_token_hash = \(bind: tokenHash), updated_at = \(bind: now.epochMillis),
+                  answered_at = COALESCE(answered_at, \(bind: now.epochMillis))
                 WHERE id = \(bind: Int64(callID)) AND (call_sid IS NULL OR call_sid = \(bind: callSid))
                   AND stream_started_at IS NULL AND status_rank < 4
                 RETURNING id

@@ -150,7 +150,7 @@ extension ChorusStore {
                 : "\(bind: reason?.rawValue)"
             let refund = status.isUnanswered && current.chargeState == .charged
             let newCharge = refund ? ChargeState.refunded : current.chargeState
-            let answered: SQLQueryString = status == .inProgress ? "answered_at = \(bind: now.epochMillis)," : ""
+            let answered: SQLQueryString = status == .inProgress ? "answered_at = COALESCE(answered_at, \(bind: now.epochMillis))," : ""
             let ended: SQLQueryString = status.isTerminal ? "ended_at = \(bind: now.epochMillis)," : ""
             let updated = try await tx.sql.raw(
                 """

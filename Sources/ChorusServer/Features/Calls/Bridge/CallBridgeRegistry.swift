@@ -19,6 +19,8 @@ final class CallBridgeRegistry: Sendable {
     private struct State {
         var prepared: [Int: Prepared] = [:]
         var bridges: [ObjectIdentifier: MediaStreamBridge] = [:]
+        /// Calls that ended recently: a session prepared after its call's final callback (a fast busy) is not opened.
+        var ended: [Int: ContinuousClock.Instant] = [:]
         var shutDown = false
     }
 
@@ -42,6 +44,7 @@ final class CallBridgeRegistry: Sendable {
 
     /// Opens a session for `callID` in the background.
     func prepare(callID: Int, session: RealtimeSessionConfiguration) {
+        guard !state.withLockedValue({ $0.ended[callID] != nil || $0.shutDown }) else { return }
         let connector = connector
         let eventLoop = eventLoopGroup.next()
         let logger = logger
@@ -60,7 +63,7 @@ final class CallBridgeRegistry: Sendable {
             self?.discard(callID: callID)
         }
         let added = state.withLockedValue { state -> Bool in
-            guard !state.shutDown, state.prepared[callID] == nil else { return false }
+            guard !state.shutDown, state.prepared[callID] == nil, state.ended[callID] == nil else { return false }
             state.prepared[callID] = Prepared(opening: opening, expiry: timer)
             return true
         }
@@ -84,7 +87,13 @@ final class CallBridgeRegistry: Sendable {
 
     /// Closes the session prepared for `callID` (the call ended without a stream here).
     func discard(callID: Int) {
-        guard let prepared = state.withLockedValue({ $0.prepared.removeValue(forKey: callID) }) else { return }
+        let now = ContinuousClock.now
+        let prepared = state.withLockedValue { state -> Prepared? in
+            state.ended[callID] = now
+            if state.ended.count > 1_000 { state.ended = state.ended.filter { now - $0.value < .seconds(300) } }
+            return state.prepared.removeValue(forKey: callID)
+        }
+        guard let prepared else { return }
         metrics.preparedSessionsChanged(by: -1)
         prepared.expiry.cancel()
         Task { await prepared.opening.value?.close() }

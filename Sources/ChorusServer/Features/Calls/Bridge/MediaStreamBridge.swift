@@ -139,13 +139,15 @@ final class MediaStreamBridge: @unchecked Sendable {
             self.call = call
             self.streamSid = start.streamSid
             var machine = MediaStreamBridgeMachine(durationLimitSeconds: call.durationLimit)
-            let actions = machine.streamStarted(at: startedAt)
+            // The TwiML request marked the answer; the stream starts a little later (at most 10 s is believed).
+            let sinceAnswer = call.answeredAt.map { Int(services.now().timeIntervalSince($0) * 1000) } ?? 0
+            let actions = machine.streamStarted(at: startedAt, answeredMillisecondsAgo: min(max(0, sinceAnswer), 10_000))
             self.machine = machine
             return actions
         }
         guard let actions else { return }
         perform(actions)
-        scheduleDurationTimer(startedAt: startedAt)
+        scheduleDurationTimer()
         startTimer?.cancel()
 
         // The session opened while the phone rang, or a new one (the stream reached another instance, or it failed).
@@ -182,9 +184,9 @@ final class MediaStreamBridge: @unchecked Sendable {
         logger.info("media stream bridged", metadata: ["stream_sid": .string(start.streamSid)])
     }
 
-    private func scheduleDurationTimer(startedAt: UInt64) {
+    private func scheduleDurationTimer() {
         lock.withLock {
-            guard let machine, !finished else { return }
+            guard let machine, let startedAt = machine.streamStartedAt, !finished else { return }
             let elapsed = Int64(Self.now() &- startedAt)
             let remaining = Int64(machine.durationTimerMilliseconds) - elapsed
             durationTimer = twilio.eventLoop.scheduleTask(in: .milliseconds(max(0, remaining))) { [self] in
