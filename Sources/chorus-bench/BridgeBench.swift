@@ -253,16 +253,28 @@ struct ChorusBridgeBench {
                 }
                 try await group.waitForAll()
             }
+            // CPU is measured in the steady state: from when every call is bridged until the first callee hangs up.
+            var steady: (cpu: Double, start: ContinuousClock.Instant)?
+            var steadyCPU: Double?
+            let steadyEnd = ContinuousClock.now + .seconds(seconds - 1.5)
             // Sample memory while the calls run, until every call has ended.
             var peakRSS = rssBefore
             var records: [[String: Any]] = []
             let deadline = ContinuousClock.now + .seconds(seconds + 90)
             while ContinuousClock.now < deadline {
                 peakRSS = max(peakRSS, ProcessProbe.residentBytes())
+                let open = metrics.snapshot().openBridges
+                if steady == nil, open == calls { steady = (ProcessProbe.cpuMilliseconds(), ContinuousClock.now) }
+                if let start = steady, steadyCPU == nil, ContinuousClock.now >= steadyEnd || open < calls {
+                    let elapsed = ContinuousClock.now - start.start
+                    let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                    if open == calls, wall > 1 { steadyCPU = (ProcessProbe.cpuMilliseconds() - start.cpu) / (wall * Double(calls)) }
+                    else { steadyCPU = -1 }
+                }
                 records = try await http.object(.GET, sandbox.base + "/calls")["calls"] as? [[String: Any]] ?? []
                 let ended = records.filter { ["completed", "busy", "failed", "no-answer", "canceled"].contains($0["status"] as? String ?? "") }
                 if ended.count == calls && metrics.snapshot().openBridges == 0 { break }
-                try await Task.sleep(for: .milliseconds(500))
+                try await Task.sleep(for: .milliseconds(250))
             }
             let cpu = ProcessProbe.cpuMilliseconds() - cpuBefore
             try await Task.sleep(for: .seconds(2))
@@ -278,14 +290,26 @@ struct ChorusBridgeBench {
             let appendsReceived = sessions.reduce(0) { $0 + (($1["events_received"] as? [String: Int])?["input_audio_buffer.append"] ?? 0) }
             let mediaReceived = records.reduce(0) { $0 + ($1["media_frames_received"] as? Int ?? 0) }
             let lost = max(0, mediaSent - appendsReceived) + max(0, snapshot.framesToTwilio - mediaReceived) + snapshot.framesDropped
-            let leaked = snapshot.openBridges + snapshot.preparedSessions + openSessions + max(0, socketsAfter - socketsBefore)
+            // Idle HTTP keep-alive connections are not leaks: count what a call holds (its bridge, its prepared session,
+            // its sockets as the emulators see them).
+            let openStreams = records.filter { ($0["status"] as? String) == "in-progress" }.count
+            let leaked = snapshot.openBridges + snapshot.preparedSessions + openSessions + openStreams
+
             BridgeReport(
                 calls: calls, relayToRealtime: snapshot.relayToRealtime, relayToTwilio: snapshot.relayToTwilio,
-                bargeIn: snapshot.bargeInReaction, cpuMsPerCallSecond: callSeconds > 0 ? cpu / callSeconds : nil,
+                bargeIn: snapshot.bargeInReaction, cpuMsPerCallSecond: steadyCPU.flatMap { $0 >= 0 ? $0 : nil },
                 rssPerCallKiB: Double(max(0, peakRSS - rssBefore)) / 1_024 / Double(calls), callSeconds: callSeconds,
                 framesLost: lost, leakedSockets: leaked
             ).print()
+            Swift.print(
+                String(format: "whole run: %.0f ms CPU for %.0f call-seconds (%.3f ms per call-second, call set-up and teardown included)",
+                       cpu, callSeconds, callSeconds > 0 ? cpu / callSeconds : 0))
+            Swift.print(
+                "frames: callee→model \(mediaSent) sent, \(appendsReceived) received; model→callee \(snapshot.framesToTwilio) relayed, "
+                    + "\(mediaReceived) received; dropped in the bridge \(snapshot.framesDropped)")
+            Swift.print("process sockets: \(socketsBefore) before the calls, \(socketsAfter) after (idle HTTP keep-alives included)")
             if records.count != calls { Swift.print("warning: \(records.count) of \(calls) calls reached the emulator") }
+            if steadyCPU == nil || steadyCPU! < 0 { Swift.print("warning: the calls were never all bridged at once; no steady-state CPU figure") }
         } catch {
             try? await client.shutdown()
             await app.server.shutdown()
