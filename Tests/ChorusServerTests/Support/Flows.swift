@@ -83,14 +83,16 @@ extension TestServer {
         return try reply.decode(CallHistoryResponse.self)
     }
 
-    /// Waits until the call `sid` reaches a terminal status and returns it.
+    /// Waits until the call `sid` reaches a terminal status and, if it was answered, its media bridge has reported
+    /// (the bridge's ended reason refines the status callback's), and returns it.
     func waitForEnd(_ token: String, sid: String) async throws -> CallHistoryItem {
-        var item: CallHistoryItem?
-        try await eventually("call \(sid) ends") {
+        var detail: CallDetailResponse?
+        try await eventually(timeout: .seconds(30), "call \(sid) ends") {
             let reply = try await request(.GET, "/mobile/calls/\(sid)", token: token)
-            item = try reply.decode(CallHistoryItem.self)
-            return item?.endedReason != nil
+            detail = try reply.decode(CallDetailResponse.self)
+            guard let detail, detail.call.endedReason != nil else { return false }
+            return detail.answeredAt == nil || detail.latency != nil
         }
-        return item!
+        return detail!.call
     }
 }

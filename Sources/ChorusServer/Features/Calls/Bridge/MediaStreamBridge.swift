@@ -38,6 +38,9 @@ final class MediaStreamBridge: @unchecked Sendable {
     private var durationTimer: Scheduled<Void>?
     private var startTimer: Scheduled<Void>?
     private var finished = false
+    /// Why the stream ended before it was accepted (the callee hung up, the socket closed) — recorded once the
+    /// call's token has been claimed.
+    private var earlyEnd: EndedReason?
 
     init(twilio: WebSocket, services: ChorusServices, store: ChorusStore, logger: Logger) {
         self.twilio = twilio
@@ -99,7 +102,13 @@ final class MediaStreamBridge: @unchecked Sendable {
                 guard machine != nil else { return nil }
                 return machine!.streamStopped(at: Self.now())
             }
-            if let actions { perform(actions) } else { reject("the stream stopped before it was accepted") }
+            if let actions {
+                perform(actions)
+            } else {
+                // The callee hung up while the stream was being accepted: the outcome is saved once the call is known.
+                lock.withLock { earlyEnd = earlyEnd ?? .calleeHangup }
+                finish(reason: nil)
+            }
         case .connected, .dtmf, .other:
             break
         }
@@ -134,8 +143,12 @@ final class MediaStreamBridge: @unchecked Sendable {
         var logger = logger
         logger[metadataKey: "call_id"] = .stringConvertible(call.id)
         logger[metadataKey: "call_sid"] = .string(call.callSid ?? start.callSid)
-        let actions = lock.withLock { () -> [MediaStreamBridgeMachine.Action]? in
-            guard !finished else { return nil }
+        enum Acceptance {
+            case proceed([MediaStreamBridgeMachine.Action])
+            case endedEarly(EndedReason)
+        }
+        let acceptance = lock.withLock { () -> Acceptance in
+            guard !finished else { return .endedEarly(earlyEnd ?? .errorStream) }
             self.call = call
             self.streamSid = start.streamSid
             var machine = MediaStreamBridgeMachine(durationLimitSeconds: call.durationLimit)
@@ -143,9 +156,15 @@ final class MediaStreamBridge: @unchecked Sendable {
             let sinceAnswer = call.answeredAt.map { Int(services.now().timeIntervalSince($0) * 1000) } ?? 0
             let actions = machine.streamStarted(at: startedAt, answeredMillisecondsAgo: min(max(0, sinceAnswer), 10_000))
             self.machine = machine
-            return actions
+            return .proceed(actions)
         }
-        guard let actions else { return }
+        guard case .proceed(let actions) = acceptance else {
+            if case .endedEarly(let reason) = acceptance {
+                services.bridges.discard(callID: call.id)
+                await saveOutcome(call: call, reason: reason, machine: nil, logger: logger)
+            }
+            return
+        }
         perform(actions)
         scheduleDurationTimer()
         startTimer?.cancel()
@@ -244,7 +263,10 @@ final class MediaStreamBridge: @unchecked Sendable {
 
     private func twilioClosed() {
         let actions = lock.withLock { () -> [MediaStreamBridgeMachine.Action] in
-            guard machine != nil else { return [] }
+            guard machine != nil else {
+                earlyEnd = earlyEnd ?? .errorStream
+                return []
+            }
             return machine!.streamClosed()
         }
         perform(actions)
@@ -304,7 +326,6 @@ final class MediaStreamBridge: @unchecked Sendable {
         logger[metadataKey: "call_id"] = .stringConvertible(call.id)
         logger.info("media stream ended", metadata: ["reason": .string(reason.rawValue)])
         let services = services
-        let store = store
         Task {
             if reason != .calleeHangup, let sid = call.callSid {
                 do {
@@ -314,18 +335,23 @@ final class MediaStreamBridge: @unchecked Sendable {
                 }
             }
             guard let machine else { return }
-            let outcome = BridgeOutcome(
-                reason: reason, firstAudioMilliseconds: machine.firstAudioLatencyMilliseconds,
-                turnLatencyP50Milliseconds: LatencyPercentile.of(machine.turnLatenciesMilliseconds, 50),
-                turnLatencyP90Milliseconds: LatencyPercentile.of(machine.turnLatenciesMilliseconds, 90),
-                turns: machine.turnLatenciesMilliseconds.count, bargeIns: machine.bargeIns, transcript: machine.transcript)
-            do {
-                try await store.recordBridgeOutcome(
-                    callID: call.id, outcome: outcome,
-                    retention: TimeInterval(services.configuration.callBridge.transcriptRetentionDays * 86_400), now: services.now())
-            } catch {
-                logger.error("could not save the call's outcome", metadata: ["error": .string(String(describing: error))])
-            }
+            await self.saveOutcome(call: call, reason: reason, machine: machine, logger: logger)
+        }
+    }
+
+    /// Saves why the call ended, with the machine's transcript and figures when the stream was bridged.
+    private func saveOutcome(call: CallRecord, reason: EndedReason, machine: MediaStreamBridgeMachine?, logger: Logger) async {
+        let turns = machine?.turnLatenciesMilliseconds ?? []
+        let outcome = BridgeOutcome(
+            reason: reason, firstAudioMilliseconds: machine?.firstAudioLatencyMilliseconds,
+            turnLatencyP50Milliseconds: LatencyPercentile.of(turns, 50), turnLatencyP90Milliseconds: LatencyPercentile.of(turns, 90),
+            turns: turns.count, bargeIns: machine?.bargeIns ?? 0, transcript: machine?.transcript ?? [])
+        do {
+            try await store.recordBridgeOutcome(
+                callID: call.id, outcome: outcome,
+                retention: TimeInterval(services.configuration.callBridge.transcriptRetentionDays * 86_400), now: services.now())
+        } catch {
+            logger.error("could not save the call's outcome", metadata: ["error": .string(String(describing: error))])
         }
     }
 
