@@ -16,7 +16,7 @@ public enum JSONMemberScanner {
         public let isString: Bool
         /// Whether the string contained escape sequences (its raw bytes are then not its value).
         public let hasEscapes: Bool
-        /// Nesting depth of the object holding the member: 1 for the top level.
+        /// Nesting depth of the member: 1 for the top-level object; every enclosing object or array adds one.
         public let depth: Int
 
         /// Whether the key is `name`.

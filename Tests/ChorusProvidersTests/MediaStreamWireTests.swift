@@ -1,0 +1,103 @@
+import ChorusProviders
+import Foundation
+import NIOCore
+import Testing
+
+@Suite("Media stream and Realtime wire formats")
+struct MediaStreamWireTests {
+    @Test("Twilio frames: media keeps the payload as a slice, start/mark/stop/dtmf decode, unknown events pass")
+    func twilioFrames() throws {
+        let payload = String(repeating: "/w", count: 108)
+        let media =
+            #"{"event":"media","sequenceNumber":"3","media":{"track":"inbound","chunk":"2","timestamp":"20","payload":"\#(payload)"},"streamSid":"MZ1"}"#
+        #expect(TwilioMediaStreamFrame.parse(media) == .media(payload: Substring(payload), timestamp: 20))
+        let start = #"""
+            {"event":"start","sequenceNumber":"1","start":{"accountSid":"AC1","streamSid":"MZ1","callSid":"CA1","tracks":["inbound"],
+            "mediaFormat":{"encoding":"audio/x-mulaw","sampleRate":8000,"channels":1},"customParameters":{"token":"t\"ok"}},"streamSid":"MZ1"}
+            """#
+        guard case .start(let info) = TwilioMediaStreamFrame.parse(start) else {
+            Issue.record("start not parsed")
+            return
+        }
+        #expect(info.streamSid == "MZ1" && info.callSid == "CA1" && info.customParameters["token"] == "t\"ok")
+        #expect(info.mediaFormat.sampleRate == 8_000)
+        #expect(TwilioMediaStreamFrame.parse(#"{"event":"mark","streamSid":"MZ1","mark":{"name":"a7"}}"#) == .mark(name: "a7"))
+        #expect(TwilioMediaStreamFrame.parse(#"{"event":"stop","stop":{"accountSid":"AC1","callSid":"CA1"}}"#) == .stop)
+        #expect(TwilioMediaStreamFrame.parse(#"{"event":"dtmf","dtmf":{"track":"inbound_track","digit":"5"}}"#) == .dtmf(digit: "5"))
+        #expect(TwilioMediaStreamFrame.parse(#"{"event":"connected","protocol":"Call","version":"1.0.0"}"#) == .connected)
+        #expect(TwilioMediaStreamFrame.parse(#"{"event":"something_new","x":[1,{"y":"z"}]}"#) == .other(event: "something_new"))
+        #expect(TwilioMediaStreamFrame.parse("not json") == nil)
+        #expect(TwilioMediaStreamFrame.parse(#"{"event":"media","media":{"track":"inbound"}}"#) == nil)
+        #expect(TwilioMediaStreamFrame.parse(#"{"event":"media""#) == nil)
+    }
+
+    @Test("frames we send are the exact JSON Twilio and OpenAI expect")
+    func outbound() throws {
+        let allocator = ByteBufferAllocator()
+        func object(_ buffer: ByteBuffer) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any])
+        }
+        let media = try object(TwilioMediaStreamOutbound.media(streamSid: "MZ1", payload: "AAEC", allocator: allocator))
+        #expect(media["event"] as? String == "media" && media["streamSid"] as? String == "MZ1")
+        #expect((media["media"] as? [String: String]) == ["payload": "AAEC"])
+        let mark = try object(TwilioMediaStreamOutbound.mark(streamSid: "MZ1", name: "a1", allocator: allocator))
+        #expect((mark["mark"] as? [String: String]) == ["name": "a1"])
+        #expect(try object(TwilioMediaStreamOutbound.clear(streamSid: "MZ1", allocator: allocator)).count == 2)
+        let append = try object(RealtimeClientEvent.append(audio: "AAEC", allocator: allocator))
+        #expect(append["type"] as? String == "input_audio_buffer.append" && append["audio"] as? String == "AAEC")
+        let truncate = try #require(
+            try JSONSerialization.jsonObject(with: Data(RealtimeClientEvent.truncate(itemID: "item_1", audioEndMs: 640).utf8)) as? [String: Any])
+        #expect(truncate["item_id"] as? String == "item_1" && truncate["audio_end_ms"] as? Int == 640 && truncate["content_index"] as? Int == 0)
+        let session = RealtimeSessionConfiguration(model: "gpt-realtime", instructions: "Be \"Sam\".", voice: "marin", transcriptionModel: nil)
+        let update = try #require(
+            try JSONSerialization.jsonObject(with: Data(RealtimeClientEvent.sessionUpdate(session).utf8)) as? [String: Any])
+        let body = try #require(update["session"] as? [String: Any])
+        #expect(body["instructions"] as? String == "Be \"Sam\".")
+        #expect(body["temperature"] == nil)
+        let audio = try #require(body["audio"] as? [String: [String: Any]])
+        #expect(audio["input"]?["transcription"] == nil)
+        #expect((audio["output"]?["format"] as? [String: String]) == ["type": "audio/pcmu"])
+    }
+
+    @Test("Realtime server events: deltas as slices, transcripts with escapes, errors and their recoverability")
+    func serverEvents() {
+        let delta =
+            #"{"type":"response.output_audio.delta","event_id":"e1","response_id":"r1","item_id":"item_9","output_index":0,"content_index":0,"delta":"//79"}"#
+        #expect(RealtimeServerEvent.parse(delta) == .audioDelta(itemID: "item_9", delta: "//79"))
+        let transcript = #"{"type":"response.output_audio_transcript.done","item_id":"i1","transcript":"He said \"hi\"\n"}"#
+        #expect(RealtimeServerEvent.parse(transcript) == .assistantTranscript(itemID: "i1", text: "He said \"hi\"\n"))
+        let callee = #"{"type":"conversation.item.input_audio_transcription.completed","item_id":"u1","content_index":0,"transcript":"Héllo"}"#
+        #expect(RealtimeServerEvent.parse(callee) == .calleeTranscript(itemID: "u1", text: "Héllo"))
+        let benign = #"{"type":"error","event_id":"e2","error":{"type":"invalid_request_error","code":"response_cancel_not_active","message":"x"}}"#
+        guard case .error(let recoverable) = RealtimeServerEvent.parse(benign) else {
+            Issue.record("error not parsed")
+            return
+        }
+        #expect(recoverable.isRecoverable)
+        let fatal = #"{"type":"error","error":{"type":"server_error","code":null,"message":"boom"}}"#
+        guard case .error(let serverError) = RealtimeServerEvent.parse(fatal) else {
+            Issue.record("error not parsed")
+            return
+        }
+        #expect(!serverError.isRecoverable && serverError.message == "boom")
+        #expect(
+            RealtimeServerEvent.parse(#"{"type":"response.done","response":{"id":"r","status":"cancelled"}}"#) == .responseDone(status: "cancelled"))
+        #expect(RealtimeServerEvent.parse(#"{"type":"input_audio_buffer.speech_started","audio_start_ms":100,"item_id":"u"}"#) == .speechStarted)
+        #expect(RealtimeServerEvent.parse(#"{"type":"rate_limits.updated","rate_limits":[]}"#) == .other(type: "rate_limits.updated"))
+        #expect(RealtimeServerEvent.parse("[]") == nil)
+    }
+
+    @Test("the scanner reports nested members with depth and flags escapes")
+    func scanner() {
+        var text = #" {"a":"x\"y","b":{"c":12,"d":[1,"s",{"e":"f"}],"g":true},"h":"i"} "#
+        var seen: [String] = []
+        let valid = text.withUTF8 { bytes in
+            JSONMemberScanner.scan(bytes, maxDepth: 4) { member in
+                seen.append("\(String(decoding: member.key, as: UTF8.self))@\(member.depth)\(member.hasEscapes ? "!" : "")=\(member.string)")
+                return true
+            }
+        }
+        #expect(valid)
+        #expect(seen == [#"a@1!=x\"y"#, "c@2=12", "e@4=f", "g@2=true", "h@1=i"])
+    }
+}
