@@ -289,7 +289,9 @@ struct ChorusBridgeBench {
             let mediaSent = records.reduce(0) { $0 + ($1["media_frames_sent"] as? Int ?? 0) }
             let appendsReceived = sessions.reduce(0) { $0 + (($1["events_received"] as? [String: Int])?["input_audio_buffer.append"] ?? 0) }
             let mediaReceived = records.reduce(0) { $0 + ($1["media_frames_received"] as? Int ?? 0) }
-            let lost = max(0, mediaSent - appendsReceived) + max(0, snapshot.framesToTwilio - mediaReceived) + snapshot.framesDropped
+            // Assistant frames written after the callee had hung up (the socket was closed) cannot arrive: not a loss.
+            let deliverable = snapshot.framesToTwilio - snapshot.framesUndeliverable
+            let lost = max(0, mediaSent - appendsReceived) + max(0, deliverable - mediaReceived) + snapshot.framesDropped
             // Idle HTTP keep-alive connections are not leaks: count what a call holds (its bridge, its prepared session,
             // its sockets as the emulators see them).
             let openStreams = records.filter { ($0["status"] as? String) == "in-progress" }.count
@@ -306,7 +308,7 @@ struct ChorusBridgeBench {
                        cpu, callSeconds, callSeconds > 0 ? cpu / callSeconds : 0))
             Swift.print(
                 "frames: callee→model \(mediaSent) sent, \(appendsReceived) received; model→callee \(snapshot.framesToTwilio) relayed, "
-                    + "\(mediaReceived) received; dropped in the bridge \(snapshot.framesDropped)")
+                    + "\(mediaReceived) received, \(snapshot.framesUndeliverable) written after the callee hung up; dropped in the bridge \(snapshot.framesDropped)")
             Swift.print("process sockets: \(socketsBefore) before the calls, \(socketsAfter) after (idle HTTP keep-alives included)")
             if records.count != calls { Swift.print("warning: \(records.count) of \(calls) calls reached the emulator") }
             if steadyCPU == nil || steadyCPU! < 0 { Swift.print("warning: the calls were never all bridged at once; no steady-state CPU figure") }

@@ -18,6 +18,8 @@ public final class BridgeMetrics: Sendable {
         public var framesDropped = 0
         /// Assistant audio chunks relayed to Twilio.
         public var framesToTwilio = 0
+        /// Of those, the ones whose write failed because Twilio had already closed the socket (the call was over).
+        public var framesUndeliverable = 0
         /// Frame received → frame written, per direction, in microseconds.
         public var relayToRealtime = LatencyHistogram()
         public var relayToTwilio = LatencyHistogram()
@@ -33,6 +35,8 @@ public final class BridgeMetrics: Sendable {
     public func snapshot() -> Snapshot { state.withLockedValue { $0 } }
 
     func bridgeOpened() { state.withLockedValue { $0.openBridges += 1 } }
+
+    func frameUndeliverable() { state.withLockedValue { $0.framesUndeliverable += 1 } }
 
     func preparedSessionsChanged(by delta: Int) { state.withLockedValue { $0.preparedSessions += delta } }
 

@@ -227,7 +227,13 @@ final class MediaStreamBridge: @unchecked Sendable {
                 let milliseconds = MuLaw.milliseconds(base64Length: delta.utf8.count, padding: padding)
                 guard case .forward(let mark) = machine!.assistantAudio(itemID: itemID, milliseconds: milliseconds, at: Self.now())
                 else { return }
-                twilio.send(TwilioMediaStreamOutbound.media(streamSid: streamSid, payload: delta, allocator: allocator), opcode: .text)
+                // A write that fails (Twilio already closed the socket: the callee hung up) is counted as such.
+                let written = twilio.eventLoop.makePromise(of: Void.self)
+                let metrics = services.bridges.metrics
+                written.futureResult.whenFailure { _ in metrics.frameUndeliverable() }
+                twilio.send(
+                    TwilioMediaStreamOutbound.media(streamSid: streamSid, payload: delta, allocator: allocator), opcode: .text,
+                    promise: written)
                 twilio.send(TwilioMediaStreamOutbound.mark(streamSid: streamSid, name: mark, allocator: allocator), opcode: .text)
                 figures.framesToTwilio += 1
                 figures.relayToTwilio.record(microseconds: Self.microseconds(since: received))
