@@ -137,6 +137,7 @@ struct BenchHTTP {
     }
 }
 
+/// A free TCP port on 127.0.0.1 (bound and released).
 func freeLoopbackPort() throws -> Int {
     let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).wait()
     let port = channel.localAddress!.port!
@@ -268,8 +269,11 @@ struct ChorusBridgeBench {
                 if let start = steady, steadyCPU == nil, ContinuousClock.now >= steadyEnd || open < calls {
                     let elapsed = ContinuousClock.now - start.start
                     let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                    if open == calls, wall > 1 { steadyCPU = (ProcessProbe.cpuMilliseconds() - start.cpu) / (wall * Double(calls)) }
-                    else { steadyCPU = -1 }
+                    if open == calls, wall > 1 {
+                        steadyCPU = (ProcessProbe.cpuMilliseconds() - start.cpu) / (wall * Double(calls))
+                    } else {
+                        steadyCPU = -1
+                    }
                 }
                 records = try await http.object(.GET, sandbox.base + "/calls")["calls"] as? [[String: Any]] ?? []
                 let ended = records.filter { ["completed", "busy", "failed", "no-answer", "canceled"].contains($0["status"] as? String ?? "") }
@@ -304,11 +308,13 @@ struct ChorusBridgeBench {
                 framesLost: lost, leakedSockets: leaked
             ).print()
             Swift.print(
-                String(format: "whole run: %.0f ms CPU for %.0f call-seconds (%.3f ms per call-second, call set-up and teardown included)",
-                       cpu, callSeconds, callSeconds > 0 ? cpu / callSeconds : 0))
+                String(
+                    format: "whole run: %.0f ms CPU for %.0f call-seconds (%.3f ms per call-second, call set-up and teardown included)",
+                    cpu, callSeconds, callSeconds > 0 ? cpu / callSeconds : 0))
             Swift.print(
                 "frames: callee→model \(mediaSent) sent, \(appendsReceived) received; model→callee \(snapshot.framesToTwilio) relayed, "
-                    + "\(mediaReceived) received, \(snapshot.framesUndeliverable) written after the callee hung up; dropped in the bridge \(snapshot.framesDropped)")
+                    + "\(mediaReceived) received, \(snapshot.framesUndeliverable) written after the callee hung up; dropped in the bridge \(snapshot.framesDropped)"
+            )
             Swift.print("process sockets: \(socketsBefore) before the calls, \(socketsAfter) after (idle HTTP keep-alives included)")
             if records.count != calls { Swift.print("warning: \(records.count) of \(calls) calls reached the emulator") }
             if steadyCPU == nil || steadyCPU! < 0 { Swift.print("warning: the calls were never all bridged at once; no steady-state CPU figure") }

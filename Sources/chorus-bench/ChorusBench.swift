@@ -58,7 +58,7 @@ struct API: AsyncParsableCommand {
             handler.logLevel = .error
             return handler
         }
-        let port = try freePort()
+        let port = try freeLoopbackPort()
         // CHORUS_* variables of the environment (e.g. CHORUS_BLOCKING_THREADS) apply on top of the bench's settings.
         // The database and data directory are always the bench's own: never a configured one.
         let overrides = ProcessInfo.processInfo.environment.filter {
@@ -205,12 +205,5 @@ struct API: AsyncParsableCommand {
         let response = try await client.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 1 << 20)
         return (try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]) ?? [:]
-    }
-
-    private func freePort() throws -> Int {
-        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).wait()
-        let port = channel.localAddress!.port!
-        try channel.close().wait()
-        return port
     }
 }
