@@ -275,6 +275,24 @@ struct AppStoreSignedDataVerifierTests {
         }
     }
 
+    @Test func aSamplesX5CChainIsValidOnlyInsideItsLeafsValidity() async throws {
+        // The x5c of a 2023 sample: leaf L1, valid 2021-08-25T02:50:34Z to 2023-09-24T02:50:33Z.
+        let (header, _, _) = try Self.parts(try Self.sample("goiap-sbx-renewal-20230523t061938"))
+        let x5c = try #require(header["x5c"] as? [String])
+        let leaf = try Certificate(derEncoded: Array(try #require(Data(base64Encoded: x5c[0]))))
+        let intermediate = try Certificate(derEncoded: Array(try #require(Data(base64Encoded: x5c[1]))))
+        #expect(intermediate == (try Self.certificate("AppleWWDRCA-G6.cer")))
+        try await support.validateChain(leaf: leaf, intermediate: intermediate, at: try Self.date("2023-05-23T06:19:38Z"))
+        let expected = PurchaseVerificationError.invalidSignature(
+            "certificate chain is not valid at 2023-10-01T00:00:00Z: the leaf certificate (CN=Prod ECC Mac App Store and iTunes Store "
+                + "Receipt Signing, OU=Apple Worldwide Developer Relations, O=Apple Inc., C=US) is valid from 2021-08-25T02:50:34Z to "
+                + "2023-09-24T02:50:33Z"
+        )
+        await #expect(throws: expected) {
+            try await support.validateChain(leaf: leaf, intermediate: intermediate, at: try Self.date("2023-10-01T00:00:00Z"))
+        }
+    }
+
     @Test func expiredLeafSamplesVerifyOnlyAtTheirSignedDate() async throws {
         // L1 (expired 2023-09-24) and L2 (expired 2025-10-11).
         for name in ["goiap-sbx-renewal-20230523t061938", "seekcx-prod-notif-test-20241017t034411", "mingos-sbx-txn-20250210t042932"] {
