@@ -181,7 +181,9 @@ public struct AppStoreNotificationResponse: Codable, Sendable, Equatable {
 /// `GET /mobile/subscription-status`. Fields without a value are `null`.
 public struct SubscriptionStatusResponse: Codable, Sendable, Equatable {
     public var subscriptionTier: String?
-    /// `active`, `cancelled` (will not renew; access until the end date), `expired`, `revoked` or `none`.
+    /// `active`, `cancelled` (will not renew; access until the end date), `grace_period` (a renewal failed; access
+    /// until `grace_period_expires_date`), `billing_retry` (a renewal failed; no access while Apple retries), `expired`,
+    /// `revoked` (refunded) or `none`.
     public var subscriptionStatus: String
     public var isSubscribed: Bool
     public var subscriptionStartDate: Date?
@@ -191,11 +193,17 @@ public struct SubscriptionStatusResponse: Codable, Sendable, Equatable {
     public var billingCycle: String?
     public var appStoreTransactionID: String?
     public var appStoreProductID: String?
+    /// Whether the subscription renews automatically; `null` without a subscription.
+    public var willRenew: Bool?
+    /// The product the subscription renews to when it differs (a downgrade takes effect at renewal).
+    public var renewsToProductID: String?
+    /// The end of Apple's billing grace period while in `grace_period`.
+    public var gracePeriodExpiresDate: Date?
 
     public init(
         subscriptionTier: String?, subscriptionStatus: String, isSubscribed: Bool, subscriptionStartDate: Date?,
         subscriptionEndDate: Date?, nextPaymentDate: Date?, billingCycle: String?, appStoreTransactionID: String?,
-        appStoreProductID: String?
+        appStoreProductID: String?, willRenew: Bool? = nil, renewsToProductID: String? = nil, gracePeriodExpiresDate: Date? = nil
     ) {
         self.subscriptionTier = subscriptionTier
         self.subscriptionStatus = subscriptionStatus
@@ -206,6 +214,9 @@ public struct SubscriptionStatusResponse: Codable, Sendable, Equatable {
         self.billingCycle = billingCycle
         self.appStoreTransactionID = appStoreTransactionID
         self.appStoreProductID = appStoreProductID
+        self.willRenew = willRenew
+        self.renewsToProductID = renewsToProductID
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
     }
 
     enum CodingKeys: String, CodingKey {
@@ -218,6 +229,9 @@ public struct SubscriptionStatusResponse: Codable, Sendable, Equatable {
         case billingCycle = "billing_cycle"
         case appStoreTransactionID = "app_store_transaction_id"
         case appStoreProductID = "app_store_product_id"
+        case willRenew = "will_renew"
+        case renewsToProductID = "renews_to_product_id"
+        case gracePeriodExpiresDate = "grace_period_expires_date"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -231,5 +245,8 @@ public struct SubscriptionStatusResponse: Codable, Sendable, Equatable {
         try c.encode(billingCycle, forKey: .billingCycle)
         try c.encode(appStoreTransactionID, forKey: .appStoreTransactionID)
         try c.encode(appStoreProductID, forKey: .appStoreProductID)
+        try c.encode(willRenew, forKey: .willRenew)
+        try c.encode(renewsToProductID, forKey: .renewsToProductID)
+        try c.encode(gracePeriodExpiresDate, forKey: .gracePeriodExpiresDate)
     }
 }

@@ -56,8 +56,8 @@ public enum ChorusApp {
         let twilioToken: String
         var providerNames = ["telephony": "twilio", "app_store": "sandbox"]
         let sandboxSigningKey = Data(SHA256.hash(data: Data("chorus-sandbox-app-store:\(secret)".utf8))).base64EncodedString()
-        let appStore = SandboxAppStore(signingKey: sandboxSigningKey, bundleID: configuration.appleBundleID, now: options.clock)
-        let purchases = SandboxPurchaseVerifier(signingKey: sandboxSigningKey, bundleID: configuration.appleBundleID)
+        let appStore = SandboxAppStore(signingKey: sandboxSigningKey, bundleID: configuration.appStore.bundleID, now: options.clock)
+        let purchases = SandboxPurchaseVerifier(signingKey: sandboxSigningKey, bundleID: configuration.appStore.bundleID)
         let httpClient = app.http.client.shared
         let sandboxAccountSID = "AC" + randomHex(32)
         if let twilio = configuration.twilio {
@@ -166,11 +166,15 @@ public enum ChorusApp {
         if options.runsJobs {
             let scheduled = ScheduledCallJob(services: services)
             let reconciliation = CallReconciliationJob(services: services)
+            let notifications = AppStoreNotificationJob(services: services)
             app.lifecycle.use(
                 JobRunner(
                     handlers: [
                         JobKind.scheduledCall: { job, store, logger in try await scheduled.run(job, store: store, logger: logger) },
                         JobKind.reconcileCall: { job, store, logger in try await reconciliation.run(job, store: store, logger: logger) },
+                        JobKind.applyAppStoreNotification: { job, store, logger in
+                            try await notifications.run(job, store: store, logger: logger)
+                        },
                         JobKind.purgeTranscript: { job, store, _ in
                             guard let callID = Int(job.payload) else { return }
                             try await store.deleteTranscript(callID: callID, now: options.clock())

@@ -39,6 +39,9 @@ struct ChorusServices: Sendable {
 
     func now() -> Date { clock() }
 
+    /// Derives plans from stored subscriptions with the configured catalog.
+    var entitlements: EntitlementEvaluator { EntitlementEvaluator(catalog: configuration.plans) }
+
     func checkRateLimit(_ key: String, _ limit: ChorusConfiguration.RateLimit) throws {
         if let retryAfter = rateLimiter.consume(key, limit: limit.limit, window: limit.window, now: now().timeIntervalSince1970) {
             throw APIError.rateLimited(retryAfter: retryAfter, limit: limit.limit, window: Int(limit.window))

@@ -85,7 +85,7 @@ struct SandboxAppStoreTests {
         #expect(notification.notificationType == "DID_RENEW")
         #expect(notification.subtype == nil)
         #expect(notification.notificationUUID == uuid.uuidString.lowercased())
-        #expect(abs(notification.signedDate.timeIntervalSince(Self.start)) < 0.001)
+        #expect(abs((notification.signedDate?.timeIntervalSince(Self.start) ?? 99)) < 0.001)
         #expect(notification.transaction?.transactionID == transaction.transactionID)
 
         let payload = try decodePayload(signed)

@@ -41,10 +41,12 @@ public struct PlanTerms: Sendable, Equatable {
     public var cycleLength: TimeInterval
     public var durationLimitSeconds: Int
     public var features: [String]
+    /// Older product ids that buy the same plan (the seed's `speech_assistant_weekly` for Basic).
+    public var legacyProductIDs: [String]
 
     public init(
         tier: PlanTier, productID: String, name: String, price: String, callsPerCycle: Int, cycleLength: TimeInterval,
-        durationLimitSeconds: Int, features: [String]
+        durationLimitSeconds: Int, features: [String], legacyProductIDs: [String] = []
     ) {
         self.tier = tier
         self.productID = productID
@@ -54,6 +56,7 @@ public struct PlanTerms: Sendable, Equatable {
         self.cycleLength = cycleLength
         self.durationLimitSeconds = durationLimitSeconds
         self.features = features
+        self.legacyProductIDs = legacyProductIDs
     }
 
     /// `weekly` for 7-day cycles, `monthly` for 30-day cycles, otherwise `every N days`.
@@ -120,7 +123,7 @@ public struct PlanCatalog: Sendable, Equatable {
         basic: PlanTerms(
             tier: .basic, productID: "speech_assistant_basic_weekly", name: "Basic Plan", price: "$4.99", callsPerCycle: 5,
             cycleLength: 7 * 86_400, durationLimitSeconds: 60,
-            features: ["Unlimited scenarios", "Call history", "Basic support"]
+            features: ["Unlimited scenarios", "Call history", "Basic support"], legacyProductIDs: ["speech_assistant_weekly"]
         ),
         premium: PlanTerms(
             tier: .premium, productID: "speech_assistant_premium_monthly", name: "Premium Plan", price: "$25.00",
@@ -139,8 +142,8 @@ public struct PlanCatalog: Sendable, Equatable {
 
     /// The product an App Store product id stands for, if it is one of ours.
     public func product(id: String) -> CatalogProduct? {
-        if id == basic.productID { return .plan(basic) }
-        if id == premium.productID { return .plan(premium) }
+        if id == basic.productID || basic.legacyProductIDs.contains(id) { return .plan(basic) }
+        if id == premium.productID || premium.legacyProductIDs.contains(id) { return .plan(premium) }
         if id == addon.productID { return .addon(addon) }
         return nil
     }

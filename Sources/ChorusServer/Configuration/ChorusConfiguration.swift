@@ -1,4 +1,5 @@
 import ChorusCore
+import ChorusProviders
 import Foundation
 import NIOCore
 
@@ -49,6 +50,30 @@ public struct ChorusConfiguration: Sendable {
         public var callsPerSecond: Double
     }
 
+    /// How App Store purchases and notifications are verified.
+    public struct AppStoreSettings: Sendable, Equatable {
+        /// The app's bundle id: every transaction and notification must name it.
+        public var bundleID: String
+        /// The app's numeric App Store id (`appAppleId`); production notifications must name it.
+        public var appAppleID: Int64?
+        /// The App Store environment the server serves (`Production` or `Sandbox`).
+        public var environment: AppStoreEnvironment
+        /// Whether a production server also accepts sandbox purchases (App Review and TestFlight buy in the sandbox).
+        public var acceptsSandboxInProduction: Bool
+        /// The app's shared secret for verifyReceipt (legacy receipts).
+        public var sharedSecret: String?
+        /// Certificates (DER or PEM files) trusted as extra roots besides Apple Root CA - G3: testing only.
+        public var extraRootCertificatePaths: [String]
+        /// verifyReceipt's production and sandbox URLs; `nil` means the local emulator under /sandbox.
+        public var verifyReceiptURL: URL?
+        public var verifyReceiptSandboxURL: URL?
+
+        /// The environments whose signed data and receipts are accepted.
+        public var acceptedEnvironments: Set<AppStoreEnvironment> {
+            environment == .production && acceptsSandboxInProduction ? [.production, .sandbox] : [environment]
+        }
+    }
+
     /// Limits per fixed window: `limit` requests per `window` seconds.
     public struct RateLimit: Sendable, Equatable {
         public var limit: Int
@@ -91,7 +116,7 @@ public struct ChorusConfiguration: Sendable {
     public var refreshTokenLifetime: TimeInterval
     public var twilio: TwilioAccount?
     public var sandboxTiming: SandboxTiming
-    public var appleBundleID: String
+    public var appStore: AppStoreSettings
     public var plans: PlanCatalog
     /// Maximum request body, bytes.
     public var maxBodySize: Int
@@ -133,7 +158,9 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_ADDON_DAYS", "CHORUS_ADDON_PRICE", "CHORUS_ADDON_PRODUCT_ID", "CHORUS_ADDON_CALL_SECONDS", "CHORUS_MAX_BODY_BYTES",
         "CHORUS_JOB_POLL_SECONDS", "CHORUS_LOG_LEVEL", "CHORUS_LOG_FORMAT", "CHORUS_BLOCKING_THREADS", "CHORUS_SQLITE_READERS",
         "CHORUS_OPENAI_API_KEY", "CHORUS_OPENAI_BASE_URL", "CHORUS_OPENAI_REALTIME_MODEL", "CHORUS_OPENAI_TRANSCRIPTION_MODEL",
-        "CHORUS_TRANSCRIPT_RETENTION_DAYS", "CHORUS_TWILIO_CALLS_PER_SECOND",
+        "CHORUS_TRANSCRIPT_RETENTION_DAYS", "CHORUS_TWILIO_CALLS_PER_SECOND", "CHORUS_APPLE_APP_ID", "CHORUS_APPLE_ENVIRONMENT",
+        "CHORUS_APPLE_ACCEPT_SANDBOX", "CHORUS_APPLE_SHARED_SECRET", "CHORUS_APPLE_EXTRA_ROOTS", "CHORUS_APPLE_VERIFY_RECEIPT_URL",
+        "CHORUS_APPLE_VERIFY_RECEIPT_SANDBOX_URL", "CHORUS_BASIC_LEGACY_PRODUCT_IDS", "CHORUS_PREMIUM_LEGACY_PRODUCT_IDS",
     ]
 
     /// Sandbox providers are in use (no live Twilio account configured).
@@ -226,6 +253,34 @@ public struct ChorusConfiguration: Sendable {
         )
 
         let plans = PlanCatalog.read(from: &reader)
+        func httpURL(_ text: String) -> URL? {
+            URL(string: text).flatMap { ["http", "https"].contains($0.scheme ?? "") && $0.host != nil ? $0 : nil }
+        }
+        let sharedSecret = reader.string("CHORUS_APPLE_SHARED_SECRET")
+        let appleDefaultURLs = sharedSecret != nil
+        let appStore = AppStoreSettings(
+            bundleID: reader.string("CHORUS_APPLE_BUNDLE_ID") ?? "com.chorus.speechassistant",
+            appAppleID: reader.value("CHORUS_APPLE_APP_ID", default: Int64?.none) { Int64($0).flatMap { $0 > 0 ? $0 : nil } },
+            environment: reader.value("CHORUS_APPLE_ENVIRONMENT", default: env == .production ? AppStoreEnvironment.production : .sandbox) {
+                switch $0.lowercased() {
+                case "production": .production
+                case "sandbox": .sandbox
+                default: nil
+                }
+            },
+            acceptsSandboxInProduction: reader.value("CHORUS_APPLE_ACCEPT_SANDBOX", default: true) {
+                ["true", "1", "yes"].contains($0.lowercased()) ? true : (["false", "0", "no"].contains($0.lowercased()) ? false : nil)
+            },
+            sharedSecret: sharedSecret,
+            extraRootCertificatePaths: (reader.string("CHORUS_APPLE_EXTRA_ROOTS") ?? "").split(separator: ",")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty },
+            verifyReceiptURL: reader.value(
+                "CHORUS_APPLE_VERIFY_RECEIPT_URL", default: appleDefaultURLs ? URL(string: "https://buy.itunes.apple.com/verifyReceipt") : nil,
+                parse: httpURL),
+            verifyReceiptSandboxURL: reader.value(
+                "CHORUS_APPLE_VERIFY_RECEIPT_SANDBOX_URL",
+                default: appleDefaultURLs ? URL(string: "https://sandbox.itunes.apple.com/verifyReceipt") : nil, parse: httpURL)
+        )
         let configuration = ChorusConfiguration(
             environment: env,
             hostname: host,
@@ -246,7 +301,7 @@ public struct ChorusConfiguration: Sendable {
                 ringSeconds: reader.value("CHORUS_SANDBOX_RING_SECONDS", default: 1) { Double($0).flatMap { $0 >= 0 ? $0 : nil } },
                 talkSeconds: reader.value("CHORUS_SANDBOX_TALK_SECONDS", default: 8) { Double($0).flatMap { $0 >= 0 ? $0 : nil } }
             ),
-            appleBundleID: reader.string("CHORUS_APPLE_BUNDLE_ID") ?? "com.chorus.speechassistant",
+            appStore: appStore,
             plans: plans,
             maxBodySize: reader.value("CHORUS_MAX_BODY_BYTES", default: 64 * 1024) { Int($0).flatMap { $0 > 0 ? $0 : nil } },
             jobPollInterval: reader.value("CHORUS_JOB_POLL_SECONDS", default: 1) { Double($0).flatMap { $0 > 0 ? $0 : nil } },
@@ -290,9 +345,15 @@ public struct ChorusConfiguration: Sendable {
         if openAI?.apiKey.isEmpty ?? true {
             problems.append("The calls' AI voice would use the sandbox: set CHORUS_OPENAI_API_KEY for production.")
         }
-        problems.append(
-            "App Store verification would use the sandbox: this build has no live App Store verifier yet, so it cannot run in production."
-        )
+        if appStore.appAppleID == nil {
+            problems.append("CHORUS_APPLE_APP_ID is required in production (the app's numeric App Store id; notifications must name it).")
+        }
+        if appStore.sharedSecret == nil {
+            problems.append("CHORUS_APPLE_SHARED_SECRET is required in production (App Store Connect → the app's shared secret).")
+        }
+        if !appStore.extraRootCertificatePaths.isEmpty {
+            problems.append("CHORUS_APPLE_EXTRA_ROOTS is for testing only: production trusts Apple Root CA - G3 alone.")
+        }
         return problems
     }
 }
@@ -349,6 +410,9 @@ extension PlanCatalog {
             terms.durationLimitSeconds = reader.value("\(prefix)_CALL_SECONDS", default: terms.durationLimitSeconds, parse: positive)
             terms.price = reader.string("\(prefix)_PRICE") ?? terms.price
             terms.productID = reader.string("\(prefix)_PRODUCT_ID") ?? terms.productID
+            if let legacy = reader.string("\(prefix)_LEGACY_PRODUCT_IDS") {
+                terms.legacyProductIDs = legacy.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            }
             switch tier {
             case .basic: catalog.basic = terms
             case .premium: catalog.premium = terms

@@ -45,6 +45,11 @@ extension ChorusStore {
         try await reader.raw("SELECT * FROM users WHERE email = \(bind: email)").first().map(Self.userRecord)
     }
 
+    /// Whether an account with this id exists.
+    func userExists(id: String) async throws -> Bool {
+        try await sql.raw("SELECT id FROM users WHERE id = \(bind: id)").first() != nil
+    }
+
     private static func userRecord(_ row: any SQLRow) throws -> UserRecord {
         UserRecord(
             id: try row.string("id"), email: try row.string("email"), passwordHash: try row.string("password_hash"),

@@ -221,4 +221,6 @@ extension ChorusStore {
 
 enum ChorusStoreError: Error {
     case missingRow(String)
+    /// A compare-and-set kept losing to concurrent writers.
+    case conflict(String)
 }

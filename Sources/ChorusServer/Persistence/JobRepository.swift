@@ -6,6 +6,7 @@ enum JobKind {
     static let scheduledCall = "scheduled_call"
     static let reconcileCall = "reconcile_call"
     static let purgeTranscript = "purge_transcript"
+    static let applyAppStoreNotification = "apply_app_store_notification"
 }
 
 /// A job claimed by one worker for a lease.

@@ -3,41 +3,41 @@ import Foundation
 import SQLKit
 
 extension ChorusStore {
-    /// Everything the permission policy needs about `userID`, or `nil` for an unknown user.
-    func usageAccount(userID: String, now: Date) async throws -> UsageAccount? {
-        // One statement: the user, its subscription and its open buckets (the trial always, so never zero rows).
+    /// Everything the permission policy needs about `userID`, or `nil` for an unknown user. The plan is the one the
+    /// user's best entitlement gives at `now`.
+    func usageAccount(userID: String, entitlements: EntitlementEvaluator, now: Date) async throws -> UsageAccount? {
+        // One statement: the user, its subscriptions and its open buckets (the trial always, so never zero rows).
         let rows = try await reader.raw(
             """
-            SELECT u.created_at, u.app_type, s.tier, s.anchor, s.expires_at, s.status,
-              b.key, b.kind, b.period_start, b.period_end, b.capacity, b.used
+            SELECT u.created_at, u.app_type, s.original_transaction_id, s.product_id, s.latest_transaction_id, s.purchase_date,
+              s.expires_at, s.anchor, s.will_renew, s.auto_renew_product_id, s.billing_state, s.grace_expires_at, s.expired_at,
+              s.revoked_at, s.last_event_at, b.key, b.kind, b.period_start, b.period_end, b.capacity, b.used
             FROM users u
-            LEFT JOIN subscriptions s ON s.user_id = u.id
+            LEFT JOIN app_store_subscriptions s ON s.user_id = u.id
             LEFT JOIN quota_buckets b ON b.user_id = u.id AND (b.kind = 'trial' OR b.period_end > \(bind: now.epochMillis))
             WHERE u.id = \(bind: userID)
             """
         ).all()
         guard let user = rows.first else { return nil }
         var trialUsed = 0
-        var buckets: [QuotaBucket] = []
+        var buckets: [String: QuotaBucket] = [:]
+        var subscriptions: [String: SubscriptionSnapshot] = [:]
         for row in rows {
-            guard let key = try row.optionalString("key") else { continue }
+            if let original = try row.optionalString("original_transaction_id"), subscriptions[original] == nil {
+                subscriptions[original] = try Self.subscriptionSnapshot(row)
+            }
+            guard let key = try row.optionalString("key"), buckets[key] == nil else { continue }
             let bucket = QuotaBucket(
                 key: key, kind: QuotaBucket.Kind(rawValue: try row.string("kind")) ?? .addon,
                 periodStart: try row.date("period_start"), periodEnd: try row.date("period_end"),
                 capacity: try row.int("capacity"), used: try row.int("used")
             )
-            if bucket.kind == .trial { trialUsed = bucket.used } else { buckets.append(bucket) }
-        }
-        var plan: ActivePlan?
-        if let tier = try user.optionalString("tier").flatMap(PlanTier.init(rawValue:)),
-            let anchor = try user.optionalDate("anchor"), let expiresAt = try user.optionalDate("expires_at"),
-            try user.optionalString("status") != SubscriptionState.revoked.rawValue
-        {
-            plan = ActivePlan(tier: tier, anchor: anchor, expiresAt: expiresAt)
+            if bucket.kind == .trial { trialUsed = bucket.used } else { buckets[key] = bucket }
         }
         return UsageAccount(
-            registeredAt: try user.date("created_at"), appType: try user.string("app_type"), trialUsed: trialUsed, plan: plan,
-            buckets: buckets
+            registeredAt: try user.date("created_at"), appType: try user.string("app_type"), trialUsed: trialUsed,
+            plan: entitlements.current(Array(subscriptions.values), at: now)?.activePlan,
+            buckets: buckets.values.sorted { $0.key < $1.key }
         )
     }
 

@@ -46,8 +46,10 @@ struct PurchasesController: RouteCollection {
             throw APIError.badRequest("Invalid subscription tier for mobile app")
         }
         let terms = services.configuration.plans.plan(tier)
-        let verified = try await verify(receipt: body.receiptData, signedTransaction: nil, productID: terms.productID, req)
-        guard verified.productID == terms.productID else { throw APIError.badRequest("Invalid product ID in receipt") }
+        // `mobile_weekly` is the seed's weekly plan, sold as the legacy product (`speech_assistant_weekly`) = Basic.
+        let productID = body.subscriptionTier == "mobile_weekly" ? (terms.legacyProductIDs.first ?? terms.productID) : terms.productID
+        let verified = try await verify(receipt: body.receiptData, signedTransaction: nil, productID: productID, req)
+        guard verified.productID == productID else { throw APIError.badRequest("Invalid product ID in receipt") }
         try await apply(verified, product: .plan(terms), userID: user.id, req)
         let position = try await CallPlacement(services: services, store: req.store, logger: req.logger).position(userID: user.id)
         let name = body.subscriptionTier == "mobile_weekly" ? "weekly" : tier.rawValue
@@ -63,77 +65,51 @@ struct PurchasesController: RouteCollection {
     func status(_ req: Request) async throws -> Response {
         let user = try req.user
         let now = services.now()
-        guard let subscription = try await req.store.subscription(userID: user.id) else {
+        let subscriptions = try await req.store.subscriptions(userID: user.id).map(\.snapshot)
+        guard let entitlement = services.entitlements.current(subscriptions, at: now) else {
             return try req.json(
                 SubscriptionStatusResponse(
                     subscriptionTier: nil, subscriptionStatus: "none", isSubscribed: false, subscriptionStartDate: nil, subscriptionEndDate: nil,
                     nextPaymentDate: nil, billingCycle: nil, appStoreTransactionID: nil, appStoreProductID: nil
                 ))
         }
-        let active = subscription.state != .revoked && subscription.expiresAt > now
-        let state = active ? subscription.state.rawValue : (subscription.state == .revoked ? "revoked" : "expired")
-        let terms = services.configuration.plans.plan(subscription.tier)
+        let subscription = entitlement.subscription
+        let terms = services.configuration.plans.plan(entitlement.tier)
+        var graceUntil: Date?
+        if entitlement.status == .gracePeriod, case .gracePeriod(let until) = subscription.billing { graceUntil = until }
         return try req.json(
             SubscriptionStatusResponse(
-                subscriptionTier: subscription.tier.wireName, subscriptionStatus: state, isSubscribed: active,
-                subscriptionStartDate: subscription.anchor, subscriptionEndDate: subscription.expiresAt,
-                nextPaymentDate: active && subscription.state == .active ? subscription.expiresAt : nil, billingCycle: terms.billing,
-                appStoreTransactionID: subscription.latestTransactionID, appStoreProductID: subscription.productID
+                subscriptionTier: entitlement.tier.wireName, subscriptionStatus: entitlement.status.rawValue, isSubscribed: entitlement.isActive,
+                subscriptionStartDate: subscription.anchor, subscriptionEndDate: entitlement.accessUntil ?? subscription.expiresAt,
+                nextPaymentDate: entitlement.status == .active ? subscription.expiresAt : nil, billingCycle: terms.billing,
+                appStoreTransactionID: subscription.latestTransactionID, appStoreProductID: subscription.productID,
+                willRenew: subscription.willRenew && entitlement.isActive, renewsToProductID: subscription.autoRenewProductID,
+                gracePeriodExpiresDate: graceUntil
             ))
     }
 
-    /// App Store Server Notifications V2: only the signed payload is trusted; each notification is applied once.
+    /// App Store Server Notifications V2. The signed payload is verified (chain, signature, bundle, environment), stored
+    /// once by `notificationUUID`, and applied from the job queue, so Apple gets its 200 at once and a redelivery or a
+    /// concurrent duplicate changes nothing. Anything unverifiable is refused with 400 and nothing is stored.
     @Sendable
     func notification(_ req: Request) async throws -> Response {
         let body = try req.decodeJSON(AppStoreNotificationRequest.self)
         let notification: VerifiedNotification
         do {
             notification = try await services.purchases.verifyNotification(body.signedPayload)
-        } catch {
-            req.logger.warning("rejected App Store notification", metadata: ["error": .string("\(error)")])
-            throw APIError.badRequest("Invalid signedPayload: the notification could not be verified")
+        } catch let error as PurchaseVerificationError {
+            req.logger.warning("rejected App Store notification", metadata: ["reason": .string(error.reason)])
+            throw APIError.badRequest("Invalid signedPayload: \(error.reason)")
         }
-        let now = services.now()
-        let outcome = try await applyNotification(notification, store: req.store, now: now)
-        guard try await req.store.recordNotification(notification, outcome: outcome, now: now) else {
-            return try req.json(AppStoreNotificationResponse(status: "success", message: "Notification already processed"))
-        }
+        let stored = try await req.store.storeNotification(notification, signedPayload: body.signedPayload, now: services.now())
         req.logger.info(
-            "App Store notification",
+            "App Store notification received",
             metadata: [
-                "type": .string(notification.notificationType), "subtype": .string(notification.subtype ?? "-"), "outcome": .string(outcome),
+                "type": .string(notification.notificationType), "subtype": .string(notification.subtype ?? "-"),
+                "notification_uuid": .string(notification.notificationUUID), "duplicate": .stringConvertible(!stored),
             ])
-        return try req.json(AppStoreNotificationResponse(status: "success", message: "Notification processed successfully"))
-    }
-
-    /// Applies a notification's effect. Every step is idempotent (expiry only moves forward, states are set), so a
-    /// notification delivered twice changes nothing the second time.
-    private func applyNotification(_ notification: VerifiedNotification, store: ChorusStore, now: Date) async throws -> String {
-        guard let transaction = notification.transaction else { return "no_transaction" }
-        let original = transaction.originalTransactionID
-        switch notification.notificationType {
-        case "DID_RENEW", "SUBSCRIBED", "DID_CHANGE_RENEWAL_PREF", "OFFER_REDEEMED":
-            guard let expires = transaction.expiresDate else { return "ignored" }
-            let extended = try await store.extendSubscription(
-                originalTransactionID: original, transactionID: transaction.transactionID, expiresAt: expires, now: now
-            )
-            return extended ? "extended" : "unchanged"
-        case "DID_CHANGE_RENEWAL_STATUS":
-            let state: SubscriptionState = notification.subtype == "AUTO_RENEW_DISABLED" ? .cancelled : .active
-            return try await store.setSubscriptionState(originalTransactionID: original, state: state, now: now)
-                ? state.rawValue : "unknown_subscription"
-        case "EXPIRED", "GRACE_PERIOD_EXPIRED":
-            return try await store.setSubscriptionState(originalTransactionID: original, state: .expired, now: now)
-                ? "expired" : "unknown_subscription"
-        case "REFUND", "REVOKE":
-            if transaction.expiresDate == nil {
-                return try await store.revokeAddonPack(transactionID: transaction.transactionID, now: now) ? "revoked" : "unknown_transaction"
-            }
-            return try await store.setSubscriptionState(originalTransactionID: original, state: .revoked, now: now)
-                ? "revoked" : "unknown_subscription"
-        default:
-            return "ignored"
-        }
+        return try req.json(
+            AppStoreNotificationResponse(status: "success", message: stored ? "Notification received" : "Notification already received"))
     }
 
     private func verify(receipt: String?, signedTransaction: String?, productID: String, _ req: Request) async throws -> VerifiedPurchase {
@@ -145,23 +121,32 @@ struct PurchasesController: RouteCollection {
             switch error {
             case .unavailable:
                 throw APIError.detail(.serviceUnavailable, "The App Store could not be reached; please retry")
-            case .malformed(let reason), .invalidSignature(let reason), .wrongBundle(let reason), .wrongEnvironment(let reason):
-                throw APIError.badRequest("Receipt validation failed: \(reason)")
+            case .malformed, .invalidSignature, .wrongBundle, .wrongEnvironment:
+                throw APIError.badRequest("Receipt validation failed: \(error.reason)")
             }
         }
     }
 
     private func apply(_ purchase: VerifiedPurchase, product: CatalogProduct, userID: String, _ req: Request) async throws {
         let now = services.now()
+        if let token = purchase.appAccountToken, token.uuidString.lowercased() != userID.lowercased() {
+            throw APIError.badRequest("This purchase was made for another account")
+        }
+        if purchase.revocationDate != nil {
+            throw APIError.badRequest("This transaction has been refunded or revoked")
+        }
         if case .plan = product, let expires = purchase.expiresDate, expires <= now {
             throw APIError.badRequest("This subscription has already expired")
         }
-        switch try await req.store.recordPurchase(purchase, product: product, userID: userID, now: now) {
+        let entitlements = services.entitlements
+        switch try await req.store.recordPurchase(purchase, product: product, userID: userID, tierOf: { entitlements.tier(of: $0) }, now: now) {
         case .applied:
             req.logger.info(
                 "purchase applied", metadata: ["product_id": .string(purchase.productID), "transaction_id": .string(purchase.transactionID)])
         case .duplicate:
             throw APIError.badRequest("This transaction has already been processed")
+        case .ownedByAnotherAccount:
+            throw APIError.badRequest("This subscription belongs to another account")
         }
     }
 }
