@@ -181,10 +181,13 @@ struct ProviderContractTests {
             #expect(try validator.validateForm(createForm, operation: "CreateCall") == [], "CreateCall form: \(createForm)")
             #expect(try validator.validatePath(create.path, operation: "CreateCall") == [])
 
-            // Chorus hangs up through its telephony provider (the same TwilioRESTClient the server placed the call with).
-            try await server.eventually("the callee answers") {
-                let item = try await server.request(.GET, "/mobile/calls/\(placed.callSid)", token: token).decode(CallHistoryItem.self)
-                return item.status == "in-progress"
+            // Chorus hangs up through its telephony provider (the same TwilioRESTClient the server placed the call with),
+            // once the media stream is connected, so the bridge's outcome is part of the call record `waitForEnd` waits for.
+            // (Hung up between answer and stream start, an answered call has no bridge outcome at all.)
+            try await server.eventually("the callee answers and the media stream connects") {
+                let calls = try await server.request(.GET, "/sandbox/calls").json["calls"] as? [[String: Any]] ?? []
+                let sandboxCall = calls.first { $0["sid"] as? String == placed.callSid }
+                return (sandboxCall?["media_frames_received"] as? Int ?? 0) > 0
             }
             try await server.app.chorus.telephony.hangUp(callSid: placed.callSid)
             let update = try #require(
