@@ -241,8 +241,23 @@ public final class SandboxReceiptValidator: Sendable {
 
     // MARK: - Routes
 
-    /// Mounts `POST app-store/verifyReceipt/production` and `POST app-store/verifyReceipt/sandbox` on `routes`
-    /// (bodies up to 4 MiB).
+    /// Mounts Apple's endpoints, `POST app-store/verifyReceipt/production` and `POST app-store/verifyReceipt/sandbox`
+    /// (bodies up to 4 MiB), and the control API on `routes`.
+    ///
+    /// The control API (JSON, snake_case, ISO-8601 dates) is for clients that cannot call this class, such as an app
+    /// under development talking to `chorus sandbox`:
+    /// - `POST app-store/receipts` `{"environment": "Production"|"Sandbox"|"Xcode", "bundle_id", "transactions": [T]}`
+    ///   issues a receipt (201 `{"receipt_data", "environment", "bundle_id", "transactions"}`);
+    /// - `POST app-store/receipts/transactions` `{"receipt_data", "transaction": T}` adds a renewal or purchase to the
+    ///   receipt's installation (201, the grown receipt in the same shape; 404 for an unknown receipt);
+    /// - `POST app-store/receipts/refunds` `{"transaction_id", "reason", "cancellation_date"}` refunds a transaction
+    ///   (200 `{"transaction_id", "cancelled": true}`; 404 when no receipt holds it);
+    /// - `GET app-store/receipts/verifications` lists ``verifications()``; `DELETE` forgets them.
+    ///
+    /// A transaction `T` is `{"product_id"}` plus, all optional: `transaction_id` (a fresh numeric id by default),
+    /// `original_transaction_id`, `purchase_date` (now by default; for a renewal of a subscription the installation
+    /// holds, its latest expiry), `expires_date` or `period_seconds` (a renewal repeats its subscription's period),
+    /// `quantity` and `subscription` (whether it has an expiry, by default).
     public func register(on routes: any RoutesBuilder) {
         let verifyReceipt = routes.grouped("app-store", "verifyReceipt")
         verifyReceipt.on(.POST, "production", body: .collect(maxSize: "4mb")) { request async -> Response in
@@ -250,6 +265,31 @@ public final class SandboxReceiptValidator: Sendable {
         }
         verifyReceipt.on(.POST, "sandbox", body: .collect(maxSize: "4mb")) { request async -> Response in
             self.handle(request, endpoint: .sandbox)
+        }
+        let control = routes.grouped("app-store", "receipts")
+        control.post { request async -> Response in
+            self.controlIssue(request)
+        }
+        control.post("transactions") { request async -> Response in
+            self.controlAppend(request)
+        }
+        control.post("refunds") { request async -> Response in
+            self.controlRefund(request)
+        }
+        control.get("verifications") { _ async -> Response in
+            SandboxJSON.response(["verifications": self.verifications()])
+        }
+        control.delete("verifications") { _ async -> Response in
+            self.resetVerifications()
+            return Response(status: .noContent)
+        }
+    }
+
+    /// A fresh numeric transaction id, unique within this emulator.
+    public func nextTransactionID() -> String {
+        state.withLockedValue { state in
+            defer { state.nextTransactionID += 1 }
+            return String(state.nextTransactionID)
         }
     }
 
@@ -390,6 +430,206 @@ public final class SandboxReceiptValidator: Sendable {
         )
     }
 
+    // MARK: - Control API
+
+    private func controlIssue(_ request: Request) -> Response {
+        guard let body = try? Self.controlDecoder.decode(IssueBody.self, from: Data((request.body.string ?? "").utf8)) else {
+            return SandboxJSON.detail(
+                "Body must be {\"environment\": \"Production\"|\"Sandbox\"|\"Xcode\", \"bundle_id\": ..., "
+                    + "\"transactions\": [{\"product_id\": ..., ...}]}.",
+                status: .badRequest
+            )
+        }
+        let environment = body.environment ?? .production
+        var transactions: [SandboxReceiptTransaction] = []
+        for item in body.transactions ?? [] {
+            transactions.append(resolve(item, after: transactions))
+        }
+        let receipt = issueReceipt(environment: environment, bundleID: body.bundleID, transactions: transactions)
+        return SandboxJSON.response(
+            ControlReceipt(receiptData: receipt, environment: environment, bundleID: body.bundleID ?? bundleID, transactions: transactions),
+            status: .created
+        )
+    }
+
+    private func controlAppend(_ request: Request) -> Response {
+        guard let body = try? Self.controlDecoder.decode(AppendBody.self, from: Data((request.body.string ?? "").utf8)) else {
+            return SandboxJSON.detail(
+                "Body must be {\"receipt_data\": ..., \"transaction\": {\"product_id\": ..., ...}}.", status: .badRequest)
+        }
+        guard let held = transactions(inReceipt: body.receiptData) else {
+            return SandboxJSON.detail("Unknown receipt_data.", status: .notFound)
+        }
+        let transaction = resolve(body.transaction, after: held)
+        guard let grown = appendTransaction(transaction, toReceipt: body.receiptData),
+            let key = Self.decodedReceipt(grown),
+            let installation = state.withLockedValue({ state in state.receipts[key].flatMap { state.installations[$0.installation] } })
+        else {
+            return SandboxJSON.detail("Unknown receipt_data.", status: .notFound)
+        }
+        return SandboxJSON.response(
+            ControlReceipt(
+                receiptData: grown, environment: installation.environment, bundleID: installation.bundleID,
+                transactions: installation.transactions),
+            status: .created
+        )
+    }
+
+    private func controlRefund(_ request: Request) -> Response {
+        guard let body = try? Self.controlDecoder.decode(RefundBody.self, from: Data((request.body.string ?? "").utf8)) else {
+            return SandboxJSON.detail(
+                "Body must be {\"transaction_id\": ..., \"reason\": 0|1, \"cancellation_date\": ...}.", status: .badRequest)
+        }
+        guard cancel(transactionID: body.transactionID, at: body.cancellationDate, reason: body.reason ?? 0) else {
+            return SandboxJSON.detail("No receipt holds transaction \(body.transactionID).", status: .notFound)
+        }
+        return SandboxJSON.response(RefundAnswer(transactionID: body.transactionID, cancelled: true))
+    }
+
+    /// Fills in a control API transaction's defaults; `earlier` are the transactions the installation already holds.
+    private func resolve(_ item: TransactionBody, after earlier: [SandboxReceiptTransaction]) -> SandboxReceiptTransaction {
+        let chain = item.originalTransactionID.map { original in earlier.filter { $0.originalTransactionID == original } } ?? []
+        let previous = chain.filter { $0.expiresDate != nil }.max { ($0.expiresDate ?? .distantPast) < ($1.expiresDate ?? .distantPast) }
+        let purchaseDate = item.purchaseDate ?? previous?.expiresDate ?? now()
+        let period = item.periodSeconds ?? previous.flatMap { previous in previous.expiresDate.map { $0.timeIntervalSince(previous.purchaseDate) } }
+        let expiresDate = item.expiresDate ?? period.map { purchaseDate.addingTimeInterval($0) }
+        return SandboxReceiptTransaction(
+            productID: item.productID, transactionID: item.transactionID ?? nextTransactionID(),
+            originalTransactionID: item.originalTransactionID, purchaseDate: purchaseDate, expiresDate: expiresDate,
+            quantity: item.quantity ?? 1, isSubscription: item.subscription
+        )
+    }
+
+    private static var controlDecoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+
+    struct TransactionBody: Decodable {
+        let productID: String
+        let transactionID: String?
+        let originalTransactionID: String?
+        let purchaseDate: Date?
+        let expiresDate: Date?
+        let periodSeconds: Double?
+        let quantity: Int?
+        let subscription: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case productID = "product_id"
+            case transactionID = "transaction_id"
+            case originalTransactionID = "original_transaction_id"
+            case purchaseDate = "purchase_date"
+            case expiresDate = "expires_date"
+            case periodSeconds = "period_seconds"
+            case quantity
+            case subscription
+        }
+    }
+
+    struct IssueBody: Decodable {
+        let environment: AppStoreEnvironment?
+        let bundleID: String?
+        let transactions: [TransactionBody]?
+
+        enum CodingKeys: String, CodingKey {
+            case environment
+            case bundleID = "bundle_id"
+            case transactions
+        }
+    }
+
+    struct AppendBody: Decodable {
+        let receiptData: String
+        let transaction: TransactionBody
+
+        enum CodingKeys: String, CodingKey {
+            case receiptData = "receipt_data"
+            case transaction
+        }
+    }
+
+    struct RefundBody: Decodable {
+        let transactionID: String
+        let reason: Int?
+        let cancellationDate: Date?
+
+        enum CodingKeys: String, CodingKey {
+            case transactionID = "transaction_id"
+            case reason
+            case cancellationDate = "cancellation_date"
+        }
+    }
+
+    struct RefundAnswer: Encodable {
+        let transactionID: String
+        let cancelled: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case transactionID = "transaction_id"
+            case cancelled
+        }
+    }
+
+    /// A receipt and what its installation holds, as the control API answers.
+    struct ControlReceipt: Encodable {
+        let receiptData: String
+        let environment: AppStoreEnvironment
+        let bundleID: String
+        let transactions: [TransactionEcho]
+
+        init(receiptData: String, environment: AppStoreEnvironment, bundleID: String, transactions: [SandboxReceiptTransaction]) {
+            self.receiptData = receiptData
+            self.environment = environment
+            self.bundleID = bundleID
+            self.transactions = transactions.map(TransactionEcho.init)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case receiptData = "receipt_data"
+            case environment
+            case bundleID = "bundle_id"
+            case transactions
+        }
+    }
+
+    struct TransactionEcho: Encodable {
+        let productID: String
+        let transactionID: String
+        let originalTransactionID: String
+        let purchaseDate: Date
+        let expiresDate: Date?
+        let quantity: Int
+        let subscription: Bool
+        let cancellationDate: Date?
+        let cancellationReason: Int?
+
+        init(_ transaction: SandboxReceiptTransaction) {
+            productID = transaction.productID
+            transactionID = transaction.transactionID
+            originalTransactionID = transaction.originalTransactionID
+            purchaseDate = transaction.purchaseDate
+            expiresDate = transaction.expiresDate
+            quantity = transaction.quantity
+            subscription = transaction.isSubscription
+            cancellationDate = transaction.cancellationDate
+            cancellationReason = transaction.cancellationReason
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case productID = "product_id"
+            case transactionID = "transaction_id"
+            case originalTransactionID = "original_transaction_id"
+            case purchaseDate = "purchase_date"
+            case expiresDate = "expires_date"
+            case quantity
+            case subscription
+            case cancellationDate = "cancellation_date"
+            case cancellationReason = "cancellation_reason"
+        }
+    }
+
     // MARK: - Helpers
 
     static func rounded(_ date: Date) -> Date {
@@ -445,6 +685,7 @@ public final class SandboxReceiptValidator: Sendable {
         var failures: [SandboxReceiptFailure] = []
         var log: [SandboxReceiptVerification] = []
         var nextLogID = 1
+        var nextTransactionID: UInt64 = 3_000_000_000_000_001
     }
 
     /// The purchases of one app installation, shared by every receipt it was issued.

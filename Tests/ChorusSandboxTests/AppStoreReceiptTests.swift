@@ -102,6 +102,14 @@ final class ReceiptHarness: Sendable {
         let object = try JSONSerialization.jsonObject(with: Data(buffer.readableBytesView))
         return try #require(object as? [String: Any])
     }
+
+    /// GETs `url` and returns the JSON object answered.
+    func get(_ url: URL) async throws -> [String: Any] {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(5))
+        let buffer = try await response.body.collect(upTo: 1 << 22)
+        let object = try JSONSerialization.jsonObject(with: Data(buffer.readableBytesView))
+        return try #require(object as? [String: Any])
+    }
 }
 
 func withReceiptHarness(sharedSecret: String? = ReceiptHarness.secret, _ body: (ReceiptHarness) async throws -> Void) async throws {
@@ -650,6 +658,49 @@ struct AppStoreReceiptTests {
             #expect(harness.recorder.requests().allSatisfy { !($0.body ?? "").contains(ReceiptHarness.secret) })
             let log = try JSONEncoder().encode(harness.validator.verifications())
             #expect(!String(decoding: log, as: UTF8.self).contains(ReceiptHarness.secret))
+        }
+    }
+
+    @Test func controlAPIIssuesRenewsAndRefunds() async throws {
+        try await withReceiptHarness { harness in
+            let receipts = harness.baseURL.appendingPathComponent("sandbox/app-store/receipts")
+            let issued = try await harness.post(
+                #"{"environment": "Sandbox", "transactions": [{"product_id": "calls.weekly", "purchase_date": "2025-10-09T08:53:20Z", "#
+                    + #""period_seconds": 604800}]}"#,
+                to: receipts)
+            let first = try #require(issued["receipt_data"] as? String)
+            #expect(issued["environment"] as? String == "Sandbox")
+            #expect(issued["bundle_id"] as? String == ReceiptHarness.bundleID)
+            let original = try #require((issued["transactions"] as? [[String: Any]])?.first?["transaction_id"] as? String)
+
+            // A renewal: its purchase date defaults to the previous expiry and its period repeats.
+            let renewed = try await harness.post(
+                #"{"receipt_data": "\#(first)", "transaction": {"product_id": "calls.weekly", "original_transaction_id": "\#(original)"}}"#,
+                to: receipts.appendingPathComponent("transactions"))
+            let grown = try #require(renewed["receipt_data"] as? String)
+            let held = try #require(renewed["transactions"] as? [[String: Any]])
+            #expect(held.count == 2)
+            #expect(held.last?["purchase_date"] as? String == "2025-10-16T08:53:20Z")
+            #expect(held.last?["expires_date"] as? String == "2025-10-23T08:53:20Z")
+            let renewal = try #require(held.last?["transaction_id"] as? String)
+
+            let purchase = try await harness.verifier().verify(receiptData: first, productID: "calls.weekly")
+            #expect(purchase.transactionID == renewal)
+            #expect(purchase.originalTransactionID == original)
+            #expect(purchase.environment == .sandbox)
+            #expect(purchase.expiresDate == Date(timeIntervalSince1970: 1_761_209_600))
+
+            let refund = try await harness.post(
+                #"{"transaction_id": "\#(renewal)", "reason": 1, "cancellation_date": "2025-10-17T00:00:00Z"}"#,
+                to: receipts.appendingPathComponent("refunds"))
+            #expect(refund["cancelled"] as? Bool == true)
+            let afterRefund = try await harness.verifier().verify(receiptData: grown, productID: "calls.weekly")
+            #expect(afterRefund.transactionID == original)
+
+            let unknown = try await harness.post(#"{"transaction_id": "nope"}"#, to: receipts.appendingPathComponent("refunds"))
+            #expect(unknown["detail"] as? String == "No receipt holds transaction nope.")
+            let listed = try await harness.get(receipts.appendingPathComponent("verifications"))
+            #expect((listed["verifications"] as? [[String: Any]])?.compactMap { $0["status"] as? Int } == [21007, 0, 21007, 0])
         }
     }
 
