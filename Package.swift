@@ -81,6 +81,7 @@ let package = Package(
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "AsyncKit", package: "async-kit"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             resources: [.copy("Resources/openapi.json")],
             swiftSettings: swiftSettings

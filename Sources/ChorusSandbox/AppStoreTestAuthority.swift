@@ -85,7 +85,8 @@ public struct AppStoreTestAuthority: Sendable {
     public static func generate(options: Options = .init()) throws -> AppStoreTestAuthority {
         let now = Date()
         let day: TimeInterval = 86_400
-        let leafNotBefore = options.leafNotValidBefore ?? now.addingTimeInterval(-day)
+        // Valid from well before today, so tests and sandboxes running on a clock set in the past still verify.
+        let leafNotBefore = options.leafNotValidBefore ?? now.addingTimeInterval(-5 * 365 * day)
         let leafNotAfter = options.leafNotValidAfter ?? now.addingTimeInterval(10 * 365 * day)
         // The CAs' windows contain the leaf's, so a leaf window in the past makes only the leaf invalid.
         let caNotBefore = min(leafNotBefore, now).addingTimeInterval(-day)

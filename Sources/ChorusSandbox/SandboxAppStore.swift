@@ -1,15 +1,16 @@
 import ChorusProviders
 import Foundation
-import JWTKit
 import NIOConcurrencyHelpers
 import Vapor
 
-/// A local stand-in for the App Store's signing of transactions and server notifications.
+/// A local App Store: it signs transactions, renewal information and App Store Server Notifications V2 the way Apple
+/// does — compact JWS, ES256, an `x5c` chain of three certificates from ``AppStoreTestAuthority`` carrying Apple's OIDs —
+/// and keeps each purchase's legacy receipt in the verifyReceipt emulator (``SandboxReceiptValidator``), so the server
+/// verifies sandbox purchases with the same code as Apple's. The server trusts the authority's root only outside
+/// production.
 ///
-/// Transactions and notifications are JWS with Apple's field names (`JWSTransactionDecodedPayload`,
-/// `responseBodyV2DecodedPayload`), but signed with a shared HS256 key instead of Apple's ES256
-/// certificate chain; ``SandboxPurchaseVerifier`` checks them with the same key. A legacy receipt is
-/// stood in for by base64 JSON `{"signed_transactions": [...]}`.
+/// It remembers every subscription it sold: renewals continue the chain (same `originalTransactionId`, the next period),
+/// and notifications carry the latest transaction and the subscription's renewal information as Apple's do.
 public final class SandboxAppStore: Sendable {
     /// What kind of product a purchase is for.
     public enum PurchaseKind: Sendable, Equatable {
@@ -23,29 +24,45 @@ public final class SandboxAppStore: Sendable {
     public let bundleID: String
     /// The environment written into transactions and notifications.
     public let environment: AppStoreEnvironment
-    private let signingKey: String
+    /// The `appAppleId` written into notifications, if any.
+    public let appAppleID: Int64?
+    /// The certificate authority that signs everything.
+    public let authority: AppStoreTestAuthority
+    /// The verifyReceipt emulator holding the purchases' receipts.
+    public let receipts: SandboxReceiptValidator
     private let now: @Sendable () -> Date
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
 
     /// Creates an App Store emulator.
     ///
     /// - Parameters:
-    ///   - signingKey: The HS256 secret shared with ``SandboxPurchaseVerifier``.
+    ///   - authority: Signs transactions, renewal information and notifications.
+    ///   - receipts: Keeps the legacy receipts of the purchases.
     ///   - now: The clock used for purchase and signing dates.
     public init(
-        signingKey: String,
+        authority: AppStoreTestAuthority,
+        receipts: SandboxReceiptValidator,
         bundleID: String,
         environment: AppStoreEnvironment = .sandbox,
+        appAppleID: Int64? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.signingKey = signingKey
+        self.authority = authority
+        self.receipts = receipts
         self.bundleID = bundleID
         self.environment = environment
+        self.appAppleID = appAppleID
         self.now = now
+        // Transaction ids start from the clock, so separate processes (the server, `chorus sandbox appstore`) sharing
+        // one database do not issue the same ids.
+        let seed = UInt64(max(0, Date().timeIntervalSince1970 * 1_000)) * 1_000 + UInt64.random(in: 0..<1_000)
+        self.state = NIOLockedValueBox(State(nextTransactionID: seed))
     }
 
-    /// Issues and signs a transaction: a first purchase, or a renewal when `originalTransactionID` names an
-    /// earlier one. Dates are truncated to milliseconds, as the App Store encodes them.
+    /// Issues and signs a transaction: a first purchase, or a renewal when `originalTransactionID` names a subscription
+    /// this store sold. A renewal starts when the previous period ends (or now, if that is later) unless
+    /// `purchaseDate` says otherwise, and inherits the subscription's `appAccountToken`. Dates are truncated to
+    /// milliseconds, as the App Store encodes them.
     public func issueTransaction(
         productID: String,
         kind: PurchaseKind,
@@ -53,58 +70,67 @@ public final class SandboxAppStore: Sendable {
         purchaseDate: Date? = nil,
         originalTransactionID: String? = nil,
         appAccountToken: UUID? = nil
-    ) async throws -> SandboxTransaction {
-        let purchaseMillis = AppStoreMillis.from(purchaseDate ?? now())
-        let (transactionID, chain) = state.withLockedValue { state -> (String, [String]) in
-            let id = String(state.nextTransactionID)
-            state.nextTransactionID += 1
-            let original = originalTransactionID ?? id
-            return (id, (state.chains[original] ?? []) + [id])
+    ) throws -> SandboxTransaction {
+        let current = now()
+        let previous = originalTransactionID.flatMap { latestRecord(originalTransactionID: $0) }
+        let start = purchaseDate ?? previous?.payload.expiresDate.map { max(AppStoreMillis.date($0), current) } ?? current
+        let purchaseMillis = AppStoreMillis.from(start)
+        let transactionID = state.withLockedValue { state -> String in
+            defer { state.nextTransactionID += 1 }
+            return String(state.nextTransactionID)
         }
-        let original = originalTransactionID ?? transactionID
-        let originalPurchase = state.withLockedValue { state in
-            state.chains[original]?.first.flatMap { state.transactions[$0]?.payload.purchaseDate }
-        }
+        let original = previous?.payload.originalTransactionId ?? transactionID
         var payload = TransactionPayload(
-            transactionId: transactionID, originalTransactionId: original, bundleId: bundleID ?? self.bundleID,
-            productId: productID, purchaseDate: purchaseMillis, originalPurchaseDate: originalPurchase ?? purchaseMillis,
-            quantity: 1, type: "Consumable", inAppOwnershipType: "PURCHASED", signedDate: AppStoreMillis.from(now()),
+            transactionId: transactionID, originalTransactionId: original, bundleId: bundleID ?? previous?.payload.bundleId ?? self.bundleID,
+            productId: productID, purchaseDate: purchaseMillis, originalPurchaseDate: previous?.payload.originalPurchaseDate ?? purchaseMillis,
+            quantity: 1, type: "Consumable", inAppOwnershipType: "PURCHASED", signedDate: AppStoreMillis.from(current),
             environment: environment.rawValue, storefront: "USA", storefrontId: "143441", currency: "USD"
         )
-        payload.appAccountToken = appAccountToken?.uuidString.lowercased()
+        payload.appAccountToken = appAccountToken?.uuidString.lowercased() ?? previous?.payload.appAccountToken
         if case .autoRenewable(let period) = kind {
             payload.type = "Auto-Renewable Subscription"
             payload.expiresDate = purchaseMillis + Int64((period * 1000).rounded())
-            payload.webOrderLineItemId = String(Int64(transactionID).map { $0 + 1_000_000_000 } ?? 0)
+            payload.webOrderLineItemId = String(transactionID.dropFirst())
             payload.subscriptionGroupIdentifier = "21000000"
-            payload.transactionReason = originalTransactionID == nil ? "PURCHASE" : "RENEWAL"
+            payload.transactionReason = previous == nil ? "PURCHASE" : "RENEWAL"
         } else {
             payload.transactionReason = "PURCHASE"
         }
-        let signed = try await sign(payload)
-        let record = TransactionRecord(payload: payload, kind: kind, signed: signed)
-        let receipt = try receiptData(
-            for: chain.compactMap { id in
-                id == transactionID ? signed : state.withLockedValue { $0.transactions[id]?.signed }
-            })
+        let signed = try sign(payload)
+        let receiptTransaction = SandboxReceiptTransaction(
+            productID: productID, transactionID: transactionID, originalTransactionID: original, purchaseDate: start,
+            expiresDate: payload.expiresDate.map(AppStoreMillis.date), isSubscription: payload.expiresDate != nil)
+        let receipt =
+            previous.flatMap { receipts.appendTransaction(receiptTransaction, toReceipt: $0.receiptData) }
+            ?? receipts.issueReceipt(environment: environment, bundleID: payload.bundleId, transactions: [receiptTransaction])
+        let record = TransactionRecord(payload: payload, kind: kind, signed: signed, receiptData: receipt)
         state.withLockedValue { state in
             state.transactions[transactionID] = record
             state.chains[original, default: []].append(transactionID)
+            if previous == nil { state.renewals[original] = RenewalState(autoRenewProductID: productID) }
+            state.renewals[original]?.billingRetry = false
+            state.renewals[original]?.graceExpires = nil
+            state.renewals[original]?.expirationIntent = nil
+            if state.renewals[original]?.autoRenewProductID == nil || previous?.payload.productId != productID {
+                state.renewals[original]?.autoRenewProductID = productID
+            }
         }
-        return record.transaction(receiptData: receipt)
+        return record.transaction
     }
 
     /// The latest transaction of the subscription (or purchase) whose first transaction is `originalTransactionID`.
     public func latestTransaction(originalTransactionID: String) -> SandboxTransaction? {
+        latestRecord(originalTransactionID: originalTransactionID)?.transaction
+    }
+
+    private func latestRecord(originalTransactionID: String) -> TransactionRecord? {
         state.withLockedValue { state in
-            guard let id = state.chains[originalTransactionID]?.last, let record = state.transactions[id] else { return nil }
-            let chain = state.chains[originalTransactionID] ?? []
-            let receipt = try? Self.encodeReceipt(chain.compactMap { state.transactions[$0]?.signed })
-            return record.transaction(receiptData: receipt ?? "")
+            state.chains[originalTransactionID]?.last.flatMap { state.transactions[$0] }
         }
     }
 
-    /// Signs an App Store Server Notification V2 and returns its `signedPayload`.
+    /// Signs an App Store Server Notification V2 and returns its `signedPayload`. For a subscription, `data` carries the
+    /// transaction and the subscription's renewal information (`signedRenewalInfo`), as Apple's notifications do.
     ///
     /// - Parameters:
     ///   - type: The `notificationType`, e.g. `SUBSCRIBED`, `DID_RENEW`, `EXPIRED`, `REFUND`.
@@ -115,35 +141,86 @@ public final class SandboxAppStore: Sendable {
         subtype: String?,
         transaction: SandboxTransaction?,
         notificationUUID: UUID = UUID()
-    ) async throws -> String {
+    ) throws -> String {
+        let renewalInfo = try transaction.flatMap { transaction -> String? in
+            guard case .autoRenewable = transaction.kind else { return nil }
+            return try signRenewalInfo(originalTransactionID: transaction.originalTransactionID)
+        }
         let payload = NotificationPayload(
             notificationType: type,
             subtype: subtype,
             notificationUUID: notificationUUID.uuidString.lowercased(),
             data: NotificationData(
-                appAppleId: 1_234_567_890,
+                appAppleId: appAppleID,
                 bundleId: transaction?.bundleID ?? bundleID,
                 bundleVersion: "1",
                 environment: environment.rawValue,
                 signedTransactionInfo: transaction?.signedTransaction,
-                status: transaction.flatMap { Self.subscriptionStatus(type: type, transaction: $0) }
+                signedRenewalInfo: renewalInfo,
+                status: transaction.flatMap { Self.subscriptionStatus(type: type, subtype: subtype, transaction: $0) }
             ),
             version: "2.0",
             signedDate: AppStoreMillis.from(now())
         )
-        return try await sign(payload)
+        return try sign(payload)
     }
 
-    /// Re-signs a known transaction with `revocationDate` set (what the App Store sends after a refund).
-    func revokedTransaction(_ transaction: SandboxTransaction, at date: Date) async throws -> SandboxTransaction {
-        guard var record = state.withLockedValue({ $0.transactions[transaction.transactionID] }) else { return transaction }
-        record.payload.revocationDate = AppStoreMillis.from(date)
-        record.payload.revocationReason = 0
-        record.payload.signedDate = AppStoreMillis.from(now())
-        record.signed = try await sign(record.payload)
+    /// Signs the subscription's current renewal information (`JWSRenewalInfoDecodedPayload`).
+    public func signRenewalInfo(originalTransactionID: String) throws -> String? {
+        let found = state.withLockedValue { state -> (TransactionRecord, RenewalState, Int64)? in
+            guard let chain = state.chains[originalTransactionID], let latestID = chain.last, let latest = state.transactions[latestID],
+                let renewal = state.renewals[originalTransactionID]
+            else { return nil }
+            let firstOfProduct = chain.compactMap { state.transactions[$0] }.last { $0.payload.productId != latest.payload.productId }
+            let recentStart = firstOfProduct == nil ? latest.payload.originalPurchaseDate : latest.payload.purchaseDate
+            return (latest, renewal, recentStart)
+        }
+        guard let (latest, renewal, recentStart) = found else { return nil }
+        let payload = RenewalInfoPayload(
+            originalTransactionId: originalTransactionID, productId: latest.payload.productId,
+            autoRenewProductId: renewal.autoRenewProductID ?? latest.payload.productId, autoRenewStatus: renewal.autoRenew ? 1 : 0,
+            isInBillingRetryPeriod: renewal.billingRetry ? true : nil, gracePeriodExpiresDate: renewal.graceExpires,
+            expirationIntent: renewal.expirationIntent, renewalDate: latest.payload.expiresDate, recentSubscriptionStartDate: recentStart,
+            signedDate: AppStoreMillis.from(now()), environment: environment.rawValue
+        )
+        return try authority.sign(payload: Self.encoder.encode(payload))
+    }
+
+    /// Re-signs the latest transaction of a subscription or purchase with `revocationDate` set (after a refund) or
+    /// cleared (a reversed refund), and marks it in the receipt.
+    func setRevoked(_ revoked: Bool, originalTransactionID: String) throws -> SandboxTransaction? {
+        guard var record = latestRecord(originalTransactionID: originalTransactionID) else { return nil }
+        let at = now()
+        record.payload.revocationDate = revoked ? AppStoreMillis.from(at) : nil
+        record.payload.revocationReason = revoked ? 0 : nil
+        record.payload.signedDate = AppStoreMillis.from(at)
+        record.signed = try sign(record.payload)
+        if revoked { receipts.cancel(transactionID: record.payload.transactionId, at: at) }
         let updated = record
-        state.withLockedValue { $0.transactions[transaction.transactionID] = updated }
-        return record.transaction(receiptData: try receiptData(for: [record.signed]))
+        state.withLockedValue { $0.transactions[updated.payload.transactionId] = updated }
+        return record.transaction
+    }
+
+    /// Re-signs the latest transaction of a subscription with its period extended by `seconds` (`RENEWAL_EXTENDED`).
+    func extend(originalTransactionID: String, by seconds: TimeInterval) throws -> SandboxTransaction? {
+        guard var record = latestRecord(originalTransactionID: originalTransactionID), let expires = record.payload.expiresDate else {
+            return nil
+        }
+        record.payload.expiresDate = expires + Int64((seconds * 1000).rounded())
+        record.payload.signedDate = AppStoreMillis.from(now())
+        record.signed = try sign(record.payload)
+        let updated = record
+        state.withLockedValue { $0.transactions[updated.payload.transactionId] = updated }
+        return record.transaction
+    }
+
+    private func updateRenewal(_ originalTransactionID: String, _ change: (inout RenewalState) -> Void) {
+        state.withLockedValue { state in
+            if var renewal = state.renewals[originalTransactionID] {
+                change(&renewal)
+                state.renewals[originalTransactionID] = renewal
+            }
+        }
     }
 
     // MARK: - Control routes
@@ -152,14 +229,14 @@ public final class SandboxAppStore: Sendable {
     public func register(on routes: any RoutesBuilder) {
         let appStore = routes.grouped("app-store")
         appStore.post("purchases") { request async -> Response in
-            await self.handlePurchase(request)
+            self.handlePurchase(request)
         }
         appStore.post("notifications") { request async -> Response in
-            await self.handleNotification(request)
+            self.handleNotification(request)
         }
     }
 
-    private func handlePurchase(_ request: Request) async -> Response {
+    private func handlePurchase(_ request: Request) -> Response {
         let body: PurchaseRequestBody
         do {
             body = try SandboxJSON.decode(PurchaseRequestBody.self, from: request)
@@ -180,8 +257,11 @@ public final class SandboxAppStore: Sendable {
         default:
             return SandboxJSON.detail("kind must be auto_renewable or consumable.", status: .badRequest)
         }
+        if let original = body.originalTransactionID, latestTransaction(originalTransactionID: original) == nil {
+            return SandboxJSON.detail("Unknown original_transaction_id.", status: .notFound)
+        }
         do {
-            let transaction = try await issueTransaction(
+            let transaction = try issueTransaction(
                 productID: body.productID, kind: kind, bundleID: body.bundleID,
                 originalTransactionID: body.originalTransactionID, appAccountToken: body.appAccountToken
             )
@@ -191,23 +271,19 @@ public final class SandboxAppStore: Sendable {
         }
     }
 
-    private func handleNotification(_ request: Request) async -> Response {
+    private func handleNotification(_ request: Request) -> Response {
         let body: NotificationRequestBody
         do {
             body = try SandboxJSON.decode(NotificationRequestBody.self, from: request)
         } catch {
             return SandboxJSON.detail(
                 "Body must be {\"notification_type\": ..., \"subtype\": ..., \"original_transaction_id\": ..., "
-                    + "\"product_id\": ..., \"period_seconds\": ...}.",
+                    + "\"product_id\": ..., \"period_seconds\": ..., \"grace_period_seconds\": ...}.",
                 status: .badRequest
             )
         }
         do {
-            let transaction = try await transactionForNotification(body)
-            let uuid = UUID()
-            let signed = try await signNotification(
-                type: body.notificationType, subtype: body.subtype, transaction: transaction, notificationUUID: uuid
-            )
+            let (signed, uuid, transaction) = try notify(body)
             return SandboxJSON.response(
                 NotificationResponseBody(
                     signedPayload: signed, notificationUUID: uuid.uuidString.lowercased(),
@@ -222,74 +298,134 @@ public final class SandboxAppStore: Sendable {
         }
     }
 
-    /// New purchases and renewals issue a transaction; other notifications carry the latest one of the chain.
-    private func transactionForNotification(_ body: NotificationRequestBody) async throws -> SandboxTransaction? {
+    /// Does what the App Store does before it sends the notification `body` describes (the JSON of
+    /// `POST /app-store/notifications`) and returns its `signedPayload`.
+    public func signNotification(forRequest body: Data) throws -> String {
+        try notify(JSONDecoder().decode(NotificationRequestBody.self, from: body)).signedPayload
+    }
+
+    private func notify(_ body: NotificationRequestBody) throws -> (signedPayload: String, uuid: UUID, transaction: SandboxTransaction?) {
+        let transaction = try transactionForNotification(body)
+        let uuid = UUID()
+        let signed = try signNotification(type: body.notificationType, subtype: body.subtype, transaction: transaction, notificationUUID: uuid)
+        return (signed, uuid, transaction)
+    }
+
+    /// What the App Store does before it notifies: purchases, renewals and upgrades issue a transaction; refunds re-sign
+    /// the latest one revoked; billing failures, renewal changes and expiries update the renewal information; the other
+    /// types carry the latest transaction as it is.
+    func transactionForNotification(_ body: NotificationRequestBody) throws -> SandboxTransaction? {
         let latest = body.originalTransactionID.flatMap { latestTransaction(originalTransactionID: $0) }
-        let issuesTransaction = ["SUBSCRIBED", "DID_RENEW", "ONE_TIME_CHARGE"].contains(body.notificationType)
-        if !issuesTransaction, let latest {
-            if ["REFUND", "REVOKE"].contains(body.notificationType) {
-                return try await revokedTransaction(latest, at: now())
+        if latest == nil, body.originalTransactionID != nil { throw Abort(.notFound, reason: "Unknown original_transaction_id.") }
+        let type = body.notificationType
+        let original = latest?.originalTransactionID
+        switch type {
+        case "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED", "ONE_TIME_CHARGE":
+            break
+        case "DID_CHANGE_RENEWAL_PREF" where body.subtype == "UPGRADE":
+            guard let latest, let product = body.productID else {
+                throw Abort(.badRequest, reason: "An upgrade needs original_transaction_id and product_id.")
+            }
+            let period = body.periodSeconds ?? latest.kind.period ?? 30 * 86_400
+            return try issueTransaction(
+                productID: product, kind: .autoRenewable(period: period), purchaseDate: now(), originalTransactionID: latest.originalTransactionID)
+        case "DID_CHANGE_RENEWAL_PREF":
+            if let original, let product = body.productID { updateRenewal(original) { $0.autoRenewProductID = product } }
+            return latest
+        case "DID_CHANGE_RENEWAL_STATUS":
+            if let original { updateRenewal(original) { $0.autoRenew = body.subtype != "AUTO_RENEW_DISABLED" } }
+            return latest
+        case "DID_FAIL_TO_RENEW":
+            if let original, let expires = latest?.expiresDate {
+                let grace = body.subtype == "GRACE_PERIOD" ? expires.addingTimeInterval(body.gracePeriodSeconds ?? 6 * 86_400) : nil
+                updateRenewal(original) {
+                    $0.billingRetry = true
+                    $0.graceExpires = grace.map(AppStoreMillis.from)
+                }
             }
             return latest
-        }
-        guard let productID = body.productID ?? latest?.productID else {
-            if latest == nil, body.originalTransactionID != nil {
-                throw Abort(.notFound, reason: "Unknown original_transaction_id.")
+        case "GRACE_PERIOD_EXPIRED":
+            if let original { updateRenewal(original) { $0.graceExpires = nil } }
+            return latest
+        case "EXPIRED":
+            if let original {
+                updateRenewal(original) {
+                    $0.autoRenew = false
+                    $0.expirationIntent = body.subtype == "BILLING_RETRY" ? 2 : 1
+                }
+                receipts.setAutoRenew(false, originalTransactionID: original)
             }
-            return nil
+            return latest
+        case "REFUND", "REVOKE", "REFUND_REVERSED":
+            guard let original else { return nil }
+            return try setRevoked(type != "REFUND_REVERSED", originalTransactionID: original)
+        case "RENEWAL_EXTENDED":
+            guard let original else { return nil }
+            return try extend(originalTransactionID: original, by: body.periodSeconds ?? 86_400)
+        default:
+            return latest
         }
+        // A new transaction: the next period of the subscription, a resubscription, or a new purchase.
+        guard let productID = body.productID ?? latest?.productID else { return nil }
         let kind: PurchaseKind
         if let period = body.periodSeconds, period > 0 {
             kind = .autoRenewable(period: period)
         } else if let latest {
             kind = latest.kind
         } else {
-            kind = body.notificationType == "ONE_TIME_CHARGE" ? .consumable : .autoRenewable(period: 30 * 86_400)
+            kind = type == "ONE_TIME_CHARGE" ? .consumable : .autoRenewable(period: 30 * 86_400)
         }
-        let original = latest?.originalTransactionID ?? (body.notificationType == "DID_RENEW" ? body.originalTransactionID : nil)
-        return try await issueTransaction(productID: productID, kind: kind, originalTransactionID: original)
+        return try issueTransaction(productID: productID, kind: kind, originalTransactionID: original)
     }
 
     // MARK: - Signing
 
-    private func sign(_ payload: some JWTPayload) async throws -> String {
-        let keys = await JWTKeyCollection().add(hmac: AppStoreSigningKey.hmacKey(signingKey), digestAlgorithm: .sha256)
-        return try await keys.sign(payload)
-    }
-
-    private func receiptData(for signedTransactions: [String]) throws -> String {
-        try Self.encodeReceipt(signedTransactions)
-    }
-
-    static func encodeReceipt(_ signedTransactions: [String]) throws -> String {
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        return try encoder.encode(ReceiptBody(signedTransactions: signedTransactions)).base64EncodedString()
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+        return encoder
+    }()
+
+    private func sign(_ payload: some Encodable) throws -> String {
+        try authority.sign(payload: Self.encoder.encode(payload))
     }
 
-    private static func subscriptionStatus(type: String, transaction: SandboxTransaction) -> Int? {
+    /// Apple's `data.status`: 1 active, 2 expired, 3 billing retry, 4 billing grace period, 5 revoked.
+    private static func subscriptionStatus(type: String, subtype: String?, transaction: SandboxTransaction) -> Int? {
         guard case .autoRenewable = transaction.kind else { return nil }
         switch type {
-        case "EXPIRED", "GRACE_PERIOD_EXPIRED": return 2
-        case "DID_FAIL_TO_RENEW": return 3
+        case "EXPIRED": return 2
+        case "GRACE_PERIOD_EXPIRED": return 3
+        case "DID_FAIL_TO_RENEW": return subtype == "GRACE_PERIOD" ? 4 : 3
         case "REFUND", "REVOKE": return 5
         default: return 1
         }
     }
 
     struct State {
-        var nextTransactionID: UInt64 = 2_000_000_000_000_001
+        var nextTransactionID: UInt64
         var transactions: [String: TransactionRecord] = [:]
         /// Transaction ids by original transaction id, oldest first.
         var chains: [String: [String]] = [:]
+        /// Renewal information by original transaction id (subscriptions only).
+        var renewals: [String: RenewalState] = [:]
+    }
+
+    struct RenewalState {
+        var autoRenew = true
+        var autoRenewProductID: String?
+        var billingRetry = false
+        var graceExpires: Int64?
+        var expirationIntent: Int?
     }
 
     struct TransactionRecord {
         var payload: TransactionPayload
         let kind: PurchaseKind
         var signed: String
+        let receiptData: String
 
-        func transaction(receiptData: String) -> SandboxTransaction {
+        var transaction: SandboxTransaction {
             SandboxTransaction(
                 transactionID: payload.transactionId, originalTransactionID: payload.originalTransactionId,
                 productID: payload.productId, bundleID: payload.bundleId, kind: kind,
@@ -297,6 +433,14 @@ public final class SandboxAppStore: Sendable {
                 signedTransaction: signed, receiptData: receiptData
             )
         }
+    }
+}
+
+extension SandboxAppStore.PurchaseKind {
+    /// The subscription period, for auto-renewable subscriptions.
+    var period: TimeInterval? {
+        if case .autoRenewable(let period) = self { return period }
+        return nil
     }
 }
 
@@ -318,16 +462,8 @@ public struct SandboxTransaction: Sendable, Equatable {
     public let expiresDate: Date?
     /// The StoreKit 2 signed transaction (JWS).
     public let signedTransaction: String
-    /// The legacy receipt stand-in: base64 JSON `{"signed_transactions": [...]}` of the subscription's transactions.
+    /// The purchase's legacy receipt (opaque; verified through the verifyReceipt emulator).
     public let receiptData: String
-}
-
-/// The HS256 key shared by ``SandboxAppStore`` and ``SandboxPurchaseVerifier``: SHA-256 of the configured
-/// secret, so any secret yields a full-length (32-byte) key.
-enum AppStoreSigningKey {
-    static func hmacKey(_ secret: String) -> HMACKey {
-        HMACKey(key: SymmetricKey(data: SHA256.hash(data: Data(secret.utf8))))
-    }
 }
 
 /// App Store dates: integer milliseconds since 1970.
@@ -344,7 +480,7 @@ enum AppStoreMillis {
 // MARK: - Wire types
 
 /// Apple's `JWSTransactionDecodedPayload` (the fields the sandbox produces).
-struct TransactionPayload: JWTPayload, Equatable {
+struct TransactionPayload: Codable, Equatable {
     var transactionId: String
     var originalTransactionId: String
     var webOrderLineItemId: String?
@@ -411,12 +547,39 @@ struct TransactionPayload: JWTPayload, Equatable {
         case storefrontId
         case currency
     }
+}
 
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
+/// Apple's `JWSRenewalInfoDecodedPayload` (the fields the sandbox produces).
+struct RenewalInfoPayload: Codable, Equatable {
+    let originalTransactionId: String
+    let productId: String
+    let autoRenewProductId: String
+    let autoRenewStatus: Int
+    let isInBillingRetryPeriod: Bool?
+    let gracePeriodExpiresDate: Int64?
+    let expirationIntent: Int?
+    let renewalDate: Int64?
+    let recentSubscriptionStartDate: Int64
+    let signedDate: Int64
+    let environment: String
+
+    enum CodingKeys: String, CodingKey {
+        case originalTransactionId
+        case productId
+        case autoRenewProductId
+        case autoRenewStatus
+        case isInBillingRetryPeriod
+        case gracePeriodExpiresDate
+        case expirationIntent
+        case renewalDate
+        case recentSubscriptionStartDate
+        case signedDate
+        case environment
+    }
 }
 
 /// Apple's `responseBodyV2DecodedPayload`.
-struct NotificationPayload: JWTPayload, Equatable {
+struct NotificationPayload: Codable, Equatable {
     let notificationType: String
     let subtype: String?
     let notificationUUID: String
@@ -432,8 +595,6 @@ struct NotificationPayload: JWTPayload, Equatable {
         case version
         case signedDate
     }
-
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
 
 /// Apple's notification `data` object.
@@ -443,6 +604,7 @@ struct NotificationData: Codable, Sendable, Equatable {
     let bundleVersion: String?
     let environment: String
     let signedTransactionInfo: String?
+    let signedRenewalInfo: String?
     let status: Int?
 
     enum CodingKeys: String, CodingKey {
@@ -451,16 +613,8 @@ struct NotificationData: Codable, Sendable, Equatable {
         case bundleVersion
         case environment
         case signedTransactionInfo
+        case signedRenewalInfo
         case status
-    }
-}
-
-/// The legacy receipt stand-in.
-struct ReceiptBody: Codable {
-    let signedTransactions: [String]
-
-    enum CodingKeys: String, CodingKey {
-        case signedTransactions = "signed_transactions"
     }
 }
 
@@ -518,6 +672,7 @@ struct NotificationRequestBody: Decodable {
     let originalTransactionID: String?
     let productID: String?
     let periodSeconds: Double?
+    let gracePeriodSeconds: Double?
 
     enum CodingKeys: String, CodingKey {
         case notificationType = "notification_type"
@@ -525,6 +680,7 @@ struct NotificationRequestBody: Decodable {
         case originalTransactionID = "original_transaction_id"
         case productID = "product_id"
         case periodSeconds = "period_seconds"
+        case gracePeriodSeconds = "grace_period_seconds"
     }
 }
 
@@ -539,5 +695,15 @@ struct NotificationResponseBody: Encodable {
         case notificationUUID = "notification_uuid"
         case transactionID = "transaction_id"
         case originalTransactionID = "original_transaction_id"
+    }
+}
+
+extension SandboxAppStore {
+    /// An App Store emulator with a fresh in-memory certificate authority and receipt emulator (no shared secret):
+    /// for benchmarks and tests that do not verify purchases against a server's trust store.
+    public static func ephemeral(bundleID: String, now: @escaping @Sendable () -> Date = { Date() }) throws -> SandboxAppStore {
+        SandboxAppStore(
+            authority: try AppStoreTestAuthority.generate(), receipts: SandboxReceiptValidator(sharedSecret: nil, bundleID: bundleID, now: now),
+            bundleID: bundleID, now: now)
     }
 }

@@ -5,7 +5,9 @@ import Vapor
 /// ``register(on:)`` mounts, relative to the given routes:
 /// - Twilio: `POST /2010-04-01/Accounts/:sid/Calls.json`, `POST|GET /2010-04-01/Accounts/:sid/Calls/:sid.json`;
 ///   control: `PUT|DELETE /callees/:number`, `GET /calls`.
-/// - App Store control: `POST /app-store/purchases`, `POST /app-store/notifications`.
+/// - App Store: `POST /app-store/verifyReceipt/production`, `POST /app-store/verifyReceipt/sandbox` (Apple's
+///   verifyReceipt); control: `POST /app-store/purchases`, `POST /app-store/notifications`, `POST /app-store/receipts`,
+///   `POST /app-store/receipts/transactions`, `POST /app-store/receipts/refunds`, `GET|DELETE /app-store/receipts/verifications`.
 /// - OpenAI Realtime (GA WebSocket): `GET /openai/v1/realtime?model=…` (upgrade, `Authorization: Bearer <key>` when
 ///   the emulator has a key); control: `GET|PUT|DELETE /openai/realtime/behavior` (JSON, snake_case:
 ///   `first_audio_delay_ms`, `speed`, `chunk_ms`, `reply_lines`, `caller_transcripts`, `fail_after_ms`, `failure`
@@ -19,7 +21,7 @@ import Vapor
 public struct SandboxServices: Sendable {
     /// The Twilio Calls API emulator.
     public let twilio: SandboxTwilio
-    /// The App Store signing emulator.
+    /// The App Store emulator (signing, and verifyReceipt through its ``SandboxAppStore/receipts``).
     public let appStore: SandboxAppStore
     /// The OpenAI Realtime API emulator.
     public let realtime: SandboxRealtime
@@ -35,7 +37,9 @@ public struct SandboxServices: Sendable {
         self.twilio = twilio
         self.appStore = appStore
         self.realtime = realtime
-        let recorder = recorder ?? SandboxRecorder(redacting: [twilio.authToken] + (realtime.apiKey.map { [$0] } ?? []))
+        let recorder =
+            recorder
+            ?? SandboxRecorder(redacting: [twilio.authToken] + (realtime.apiKey.map { [$0] } ?? []) + appStore.receipts.redactedSecrets)
         realtime.attach(recorder: recorder)
         twilio.attach(recorder: recorder)
         self.recorder = recorder
@@ -46,6 +50,7 @@ public struct SandboxServices: Sendable {
         let recorded = routes.grouped(recorder)
         twilio.register(on: recorded)
         appStore.register(on: recorded)
+        appStore.receipts.register(on: recorded)
         realtime.register(on: recorded.grouped("openai", "v1"))
         realtime.registerControl(on: routes)
         recorder.register(on: routes)

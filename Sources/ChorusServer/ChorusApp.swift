@@ -55,10 +55,27 @@ public enum ChorusApp {
         let fromNumber: String
         let twilioToken: String
         var providerNames = ["telephony": "twilio", "app_store": "sandbox"]
-        let sandboxSigningKey = Data(SHA256.hash(data: Data("chorus-sandbox-app-store:\(secret)".utf8))).base64EncodedString()
-        let appStore = SandboxAppStore(signingKey: sandboxSigningKey, bundleID: configuration.appStore.bundleID, now: options.clock)
-        let purchases = SandboxPurchaseVerifier(signingKey: sandboxSigningKey, bundleID: configuration.appStore.bundleID)
         let httpClient = app.http.client.shared
+        // The App Store: StoreKit 2 data verified against Apple Root CA - G3 (and, outside production, the sandbox
+        // App Store's own root from the data directory); legacy receipts through verifyReceipt — Apple's when a shared
+        // secret is configured, otherwise the emulator mounted under /sandbox.
+        let appStoreSettings = configuration.appStore
+        let sandboxAuthority = configuration.isProduction ? nil : try AppStoreTestAuthority.loadOrCreate(directory: configuration.dataDirectory)
+        let roots =
+            try AppleRootCertificates.roots(extraFiles: appStoreSettings.extraRootCertificatePaths)
+            + [sandboxAuthority?.rootCertificate].compactMap { $0 }
+        let receiptEmulator = configuration.loopbackURL.appendingPathComponent("sandbox/app-store/verifyReceipt")
+        let purchases = AppStorePurchaseVerifier(
+            signedData: AppStoreSignedDataVerifier(
+                rootCertificates: roots, bundleID: appStoreSettings.bundleID, appAppleID: appStoreSettings.appAppleID,
+                acceptedEnvironments: appStoreSettings.acceptedEnvironments),
+            receipts: AppStoreReceiptVerifier(
+                httpClient: httpClient, productionURL: appStoreSettings.verifyReceiptURL ?? receiptEmulator.appendingPathComponent("production"),
+                sandboxURL: appStoreSettings.verifyReceiptSandboxURL ?? receiptEmulator.appendingPathComponent("sandbox"),
+                sharedSecret: appStoreSettings.sharedSecret, bundleID: appStoreSettings.bundleID,
+                acceptedEnvironments: appStoreSettings.acceptedEnvironments, logger: app.logger)
+        )
+        providerNames["app_store"] = appStoreSettings.verifyReceiptURL == nil ? "sandbox" : "apple"
         let sandboxAccountSID = "AC" + randomHex(32)
         if let twilio = configuration.twilio {
             telephony = TwilioRESTClient(
@@ -79,7 +96,7 @@ public enum ChorusApp {
         let realtimeKey = configuration.openAI?.apiKey ?? randomHex(40)
         // The emulators are mounted under /sandbox outside production: the App Store emulator signs what the sandbox
         // purchase verifier accepts, and the Twilio emulator serves calls when no Twilio account is configured.
-        if !configuration.isProduction {
+        if let sandboxAuthority {
             let timing = SandboxTwilio.Timing(
                 ringDelay: .milliseconds(Int(configuration.sandboxTiming.ringSeconds * 1000)),
                 talkDuration: .milliseconds(Int(configuration.sandboxTiming.talkSeconds * 1000)),
@@ -90,7 +107,11 @@ public enum ChorusApp {
                     accountSID: sandboxAccountSID, authToken: configuration.twilio == nil ? twilioToken : randomHex(32), httpClient: httpClient,
                     timing: timing, logger: app.logger
                 ),
-                appStore: appStore,
+                appStore: SandboxAppStore(
+                    authority: sandboxAuthority,
+                    receipts: SandboxReceiptValidator(
+                        sharedSecret: appStoreSettings.sharedSecret, bundleID: appStoreSettings.bundleID, now: options.clock),
+                    bundleID: appStoreSettings.bundleID, appAppleID: appStoreSettings.appAppleID, now: options.clock),
                 realtime: SandboxRealtime(apiKey: configuration.openAI == nil ? realtimeKey : randomHex(40), logger: app.logger)
             )
             sandbox.register(on: app.grouped("sandbox"))

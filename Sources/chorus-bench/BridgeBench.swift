@@ -354,7 +354,7 @@ struct TargetBench {
         let realtime = SandboxRealtime(recordsMessages: false)
         let sandbox = SandboxServer(
             services: SandboxServices(
-                twilio: twilio, appStore: SandboxAppStore(signingKey: ChorusBridgeBench.randomHex(64), bundleID: "bench"), realtime: realtime),
+                twilio: twilio, appStore: try SandboxAppStore.ephemeral(bundleID: "bench"), realtime: realtime),
             port: realtimePort)
         try await sandbox.start()
 

@@ -52,7 +52,7 @@ struct SandboxCommand: AsyncParsableCommand {
             timing: SandboxTwilio.Timing(ringDelay: .milliseconds(Int(ringSeconds * 1000))),
             mediaStreams: SandboxTwilio.MediaStreamOptions(recordsMessages: !noMessageLog))
         let services = SandboxServices(
-            twilio: twilio, appStore: SandboxAppStore(signingKey: random(64), bundleID: "com.chorus.speechassistant"),
+            twilio: twilio, appStore: try SandboxAppStore.ephemeral(bundleID: "com.chorus.speechassistant"),
             realtime: SandboxRealtime(apiKey: openaiKey, recordsMessages: !noMessageLog))
         let server = SandboxServer(services: services, host: hostname, port: port)
         try await server.start()

@@ -257,10 +257,10 @@ struct DTOShapeTests {
             subscriptionEndDate: nil, nextPaymentDate: nil, billingCycle: nil, appStoreTransactionID: nil, appStoreProductID: nil
         )
         let json = try tree(of: none)
-        #expect(json.keys.count == 9)
+        #expect(json.keys.count == 12)
         for key in [
             "subscription_tier", "subscription_start_date", "subscription_end_date", "next_payment_date", "billing_cycle",
-            "app_store_transaction_id", "app_store_product_id",
+            "app_store_transaction_id", "app_store_product_id", "will_renew", "renews_to_product_id", "grace_period_expires_date",
         ] {
             #expect(json[key] == .null, "\(key)")
         }
@@ -636,7 +636,15 @@ struct SeedExampleTests {
               "app_store_product_id": "speech_assistant_weekly"
             }
             """#)
-        #expect(ours == seed)
+        // Every seed field, unchanged; Chorus adds the renewal details the seed lacks (null when the seed gives none).
+        guard case .object(let seedFields) = seed, case .object(var ourFields) = ours else {
+            Issue.record("not objects")
+            return
+        }
+        for extra in ["will_renew", "renews_to_product_id", "grace_period_expires_date"] {
+            #expect(ourFields.removeValue(forKey: extra) == .null, "\(extra)")
+        }
+        #expect(ourFields == seedFields)
         #expect(value.subscriptionStartDate == seedInstant)
         #expect(value.subscriptionEndDate == seedInstant.addingTimeInterval(7 * 86_400))
         #expect(value.appStoreTransactionID == "1000000123456789")

@@ -6,155 +6,109 @@ import VaporTesting
 
 @Suite("Sandbox App Store")
 struct SandboxAppStoreTests {
-    static let key = "sandbox-app-store-key"
     static let bundleID = "app.chorus.calls"
     static let start = Date(timeIntervalSince1970: 1_760_000_000.123)
 
-    let store = SandboxAppStore(signingKey: Self.key, bundleID: Self.bundleID, now: { Self.start })
-    let verifier = SandboxPurchaseVerifier(signingKey: Self.key, bundleID: Self.bundleID)
+    let store: SandboxAppStore
+    let verifier: AppStoreSignedDataVerifier
 
-    @Test func issuedSubscriptionVerifies() async throws {
-        let transaction = try await store.issueTransaction(productID: "calls.weekly", kind: .autoRenewable(period: 604_800))
-        #expect(Int(transaction.transactionID) != nil)
+    init() throws {
+        store = try SandboxAppStore.ephemeral(bundleID: Self.bundleID, now: { Self.start })
+        verifier = AppStoreSignedDataVerifier(
+            rootCertificates: [store.authority.rootCertificate], bundleID: Self.bundleID, appAppleID: nil, acceptedEnvironments: [.sandbox])
+    }
+
+    @Test("a subscription is signed like Apple's: ES256, three certificates, Apple's field names")
+    func issuedSubscriptionVerifies() async throws {
+        let token = UUID()
+        let transaction = try store.issueTransaction(productID: "calls.weekly", kind: .autoRenewable(period: 604_800), appAccountToken: token)
         #expect(transaction.originalTransactionID == transaction.transactionID)
-
-        let purchase = try await verifier.verifySignedTransaction(transaction.signedTransaction)
-        #expect(purchase.productID == "calls.weekly")
-        #expect(purchase.transactionID == transaction.transactionID)
-        #expect(purchase.originalTransactionID == transaction.transactionID)
-        #expect(purchase.purchaseDate == transaction.purchaseDate)
+        let purchase = try await verifier.verifyTransaction(transaction.signedTransaction)
+        #expect(purchase.productID == "calls.weekly" && purchase.transactionID == transaction.transactionID)
         #expect(abs(purchase.purchaseDate.timeIntervalSince(Self.start)) < 0.001)
         #expect(purchase.expiresDate == transaction.purchaseDate.addingTimeInterval(604_800))
-        #expect(purchase.environment == .sandbox)
-        #expect(purchase.bundleID == Self.bundleID)
-    }
+        #expect(purchase.environment == .sandbox && purchase.bundleID == Self.bundleID && purchase.appAccountToken == token)
 
-    @Test func signedTransactionUsesApplesFieldNames() async throws {
-        let transaction = try await store.issueTransaction(productID: "calls.weekly", kind: .autoRenewable(period: 60))
+        let header = try decodeSegment(transaction.signedTransaction, 0)
+        #expect(header["alg"] as? String == "ES256" && (header["x5c"] as? [String])?.count == 3)
         let payload = try decodePayload(transaction.signedTransaction)
-        #expect(payload["transactionId"] as? String == transaction.transactionID)
-        #expect(payload["originalTransactionId"] as? String == transaction.transactionID)
-        #expect(payload["bundleId"] as? String == Self.bundleID)
-        #expect(payload["productId"] as? String == "calls.weekly")
         #expect(payload["type"] as? String == "Auto-Renewable Subscription")
-        #expect(payload["environment"] as? String == "Sandbox")
         #expect(payload["purchaseDate"] as? Int == 1_760_000_000_123)
-        #expect(payload["expiresDate"] as? Int == 1_760_000_060_123)
-        #expect(payload["signedDate"] is Int)
+        #expect(payload["expiresDate"] as? Int == 1_760_604_800_123)
+        #expect(store.receipts.transactions(inReceipt: transaction.receiptData)?.first?.transactionID == transaction.transactionID)
     }
 
-    @Test func consumableHasNoExpiry() async throws {
-        let transaction = try await store.issueTransaction(productID: "calls.pack10", kind: .consumable)
-        let purchase = try await verifier.verifySignedTransaction(transaction.signedTransaction)
-        #expect(purchase.expiresDate == nil)
-        #expect(try decodePayload(transaction.signedTransaction)["type"] as? String == "Consumable")
-    }
-
-    @Test func receiptReturnsTheLatestPurchaseOfTheProduct() async throws {
-        let first = try await store.issueTransaction(productID: "calls.weekly", kind: .autoRenewable(period: 604_800))
-        let renewal = try await store.issueTransaction(
-            productID: "calls.weekly", kind: .autoRenewable(period: 604_800),
-            purchaseDate: Self.start.addingTimeInterval(604_800), originalTransactionID: first.transactionID
-        )
-        #expect(renewal.originalTransactionID == first.transactionID)
-        let purchase = try await verifier.verifyReceipt(renewal.receiptData, productID: "calls.weekly")
-        #expect(purchase.transactionID == renewal.transactionID)
-        #expect(purchase.originalTransactionID == first.transactionID)
-
-        await #expect(throws: PurchaseVerificationError.self) {
-            try await verifier.verifyReceipt(renewal.receiptData, productID: "calls.monthly")
-        }
+    @Test("consumables have no expiry; a foreign bundle or a production-only verifier is refused")
+    func consumableAndRefusals() async throws {
+        let pack = try store.issueTransaction(productID: "calls.pack10", kind: .consumable)
+        #expect(try await verifier.verifyTransaction(pack.signedTransaction).expiresDate == nil)
+        let production = AppStoreSignedDataVerifier(
+            rootCertificates: [store.authority.rootCertificate], bundleID: Self.bundleID, appAppleID: nil, acceptedEnvironments: [.production])
+        await #expect(throws: PurchaseVerificationError.self) { try await production.verifyTransaction(pack.signedTransaction) }
+        let foreign = try store.issueTransaction(productID: "calls.pack10", kind: .consumable, bundleID: "com.example.other")
         do {
-            _ = try await verifier.verifyReceipt(first.receiptData, productID: "calls.monthly")
-            Issue.record("expected malformed")
-        } catch let PurchaseVerificationError.malformed(message) {
-            #expect(message.contains("calls.monthly"))
-        }
-        await #expect(throws: PurchaseVerificationError.malformed("The receipt is not valid base64-encoded receipt data.")) {
-            try await verifier.verifyReceipt("not a receipt", productID: "calls.weekly")
-        }
-    }
-
-    @Test func notificationVerifies() async throws {
-        let transaction = try await store.issueTransaction(productID: "calls.weekly", kind: .autoRenewable(period: 604_800))
-        let uuid = UUID()
-        let signed = try await store.signNotification(
-            type: "DID_RENEW", subtype: nil, transaction: transaction, notificationUUID: uuid
-        )
-        let notification = try await verifier.verifyNotification(signed)
-        #expect(notification.notificationType == "DID_RENEW")
-        #expect(notification.subtype == nil)
-        #expect(notification.notificationUUID == uuid.uuidString.lowercased())
-        #expect(abs((notification.signedDate?.timeIntervalSince(Self.start) ?? 99)) < 0.001)
-        #expect(notification.transaction?.transactionID == transaction.transactionID)
-
-        let payload = try decodePayload(signed)
-        let data = try #require(payload["data"] as? [String: Any])
-        #expect(data["signedTransactionInfo"] as? String == transaction.signedTransaction)
-        #expect(data["bundleId"] as? String == Self.bundleID)
-        #expect(data["environment"] as? String == "Sandbox")
-
-        let bare = try await store.signNotification(type: "TEST", subtype: nil, transaction: nil)
-        #expect(try await verifier.verifyNotification(bare).transaction == nil)
-    }
-
-    @Test func tamperedJWSIsRejected() async throws {
-        let transaction = try await store.issueTransaction(productID: "calls.weekly", kind: .autoRenewable(period: 604_800))
-        let parts = transaction.signedTransaction.split(separator: ".").map(String.init)
-        var payload = try decodePayload(transaction.signedTransaction)
-        payload["productId"] = "calls.yearly"
-        let forged = [parts[0], base64URL(try JSONSerialization.data(withJSONObject: payload)), parts[2]].joined(separator: ".")
-        await #expect(throws: PurchaseVerificationError.invalidSignature("The JWS signature does not verify.")) {
-            try await verifier.verifySignedTransaction(forged)
-        }
-
-        let otherKey = SandboxPurchaseVerifier(signingKey: "another-key", bundleID: Self.bundleID)
-        await #expect(throws: PurchaseVerificationError.invalidSignature("The JWS signature does not verify.")) {
-            try await otherKey.verifySignedTransaction(transaction.signedTransaction)
-        }
-
-        let unsigned = [base64URL(Data(#"{"alg":"none"}"#.utf8)), parts[1], ""].joined(separator: ".")
-        await #expect(throws: PurchaseVerificationError.self) {
-            try await verifier.verifySignedTransaction(unsigned)
-        }
-        await #expect(throws: PurchaseVerificationError.malformed("Not a compact JWS.")) {
-            try await verifier.verifySignedTransaction("garbage")
-        }
-    }
-
-    @Test func wrongBundleIsRejected() async throws {
-        let transaction = try await store.issueTransaction(
-            productID: "calls.weekly", kind: .autoRenewable(period: 604_800), bundleID: "com.example.other"
-        )
-        await #expect(throws: PurchaseVerificationError.self) {
-            try await verifier.verifySignedTransaction(transaction.signedTransaction)
-        }
-        do {
-            _ = try await verifier.verifySignedTransaction(transaction.signedTransaction)
+            _ = try await verifier.verifyTransaction(foreign.signedTransaction)
+            Issue.record("a foreign bundle verified")
         } catch let error as PurchaseVerificationError {
-            guard case .wrongBundle = error else {
-                Issue.record("expected wrongBundle, got \(error)")
-                return
-            }
+            guard case .wrongBundle = error else { throw error }
         }
-        let notification = try await store.signNotification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: transaction)
-        await #expect(throws: PurchaseVerificationError.self) {
-            try await verifier.verifyNotification(notification)
-        }
+        let apple = AppStoreSignedDataVerifier(bundleID: Self.bundleID, appAppleID: nil, acceptedEnvironments: [.sandbox])
+        await #expect(throws: PurchaseVerificationError.self) { try await apple.verifyTransaction(pack.signedTransaction) }
     }
 
-    @Test func productionOnlyVerifierRejectsSandbox() async throws {
-        let production = SandboxPurchaseVerifier(signingKey: Self.key, bundleID: Self.bundleID, acceptedEnvironments: [.production])
-        let transaction = try await store.issueTransaction(productID: "calls.pack10", kind: .consumable)
-        await #expect(throws: PurchaseVerificationError.wrongEnvironment("Environment Sandbox is not accepted.")) {
-            try await production.verifySignedTransaction(transaction.signedTransaction)
+    @Test("renewals continue the chain from the previous expiry, keep the account token and grow the receipt")
+    func renewalChain() async throws {
+        let token = UUID()
+        let first = try store.issueTransaction(productID: "calls.weekly", kind: .autoRenewable(period: 604_800), appAccountToken: token)
+        let renewal = try store.issueTransaction(
+            productID: "calls.weekly", kind: .autoRenewable(period: 604_800), originalTransactionID: first.transactionID)
+        #expect(renewal.originalTransactionID == first.transactionID && renewal.purchaseDate == first.expiresDate)
+        let verified = try await verifier.verifyTransaction(renewal.signedTransaction)
+        #expect(verified.appAccountToken == token && verified.originalTransactionID == first.transactionID)
+        #expect(store.receipts.transactions(inReceipt: renewal.receiptData)?.map(\.transactionID) == [first.transactionID, renewal.transactionID])
+        #expect(store.latestTransaction(originalTransactionID: first.transactionID)?.transactionID == renewal.transactionID)
+    }
+
+    @Test("notifications carry the latest transaction and the renewal information Apple would send")
+    func notificationsCarryRenewalInfo() async throws {
+        let first = try store.issueTransaction(productID: "calls.weekly", kind: .autoRenewable(period: 604_800))
+        let uuid = UUID()
+        let renewed = try await verifier.verifyNotification(
+            store.signNotification(type: "DID_RENEW", subtype: nil, transaction: first, notificationUUID: uuid))
+        #expect(renewed.notificationUUID == uuid.uuidString.lowercased() && renewed.notificationType == "DID_RENEW")
+        #expect(renewed.transaction?.transactionID == first.transactionID && renewed.status == 1)
+        #expect(renewed.renewalInfo?.willAutoRenew == true && renewed.renewalInfo?.originalTransactionID == first.transactionID)
+
+        func notify(_ body: String) async throws -> VerifiedNotification {
+            try await verifier.verifyNotification(store.signNotification(forRequest: Data(body.utf8)))
         }
+        let original = first.transactionID
+        let grace = try await notify(
+            #"{"notification_type":"DID_FAIL_TO_RENEW","subtype":"GRACE_PERIOD","original_transaction_id":"\#(original)","grace_period_seconds":86400}"#
+        )
+        #expect(grace.status == 4 && grace.renewalInfo?.isInBillingRetryPeriod == true)
+        #expect(grace.renewalInfo?.gracePeriodExpiresDate == first.expiresDate?.addingTimeInterval(86_400))
+        let off = try await notify(
+            #"{"notification_type":"DID_CHANGE_RENEWAL_STATUS","subtype":"AUTO_RENEW_DISABLED","original_transaction_id":"\#(original)"}"#)
+        #expect(off.renewalInfo?.willAutoRenew == false)
+        let downgrade = try await notify(
+            #"{"notification_type":"DID_CHANGE_RENEWAL_PREF","subtype":"DOWNGRADE","original_transaction_id":"\#(original)","product_id":"calls.lite"}"#
+        )
+        #expect(downgrade.renewalInfo?.autoRenewProductID == "calls.lite" && downgrade.transaction?.productID == "calls.weekly")
+        let upgrade = try await notify(
+            #"{"notification_type":"DID_CHANGE_RENEWAL_PREF","subtype":"UPGRADE","original_transaction_id":"\#(original)","product_id":"calls.monthly","period_seconds":2592000}"#
+        )
+        #expect(upgrade.transaction?.productID == "calls.monthly" && upgrade.transaction?.originalTransactionID == original)
+        let refund = try await notify(#"{"notification_type":"REFUND","original_transaction_id":"\#(original)"}"#)
+        #expect(refund.transaction?.revocationDate != nil && refund.status == 5)
+        let test = try await verifier.verifyNotification(store.signNotification(type: "TEST", subtype: nil, transaction: nil))
+        #expect(test.transaction == nil && test.renewalInfo == nil)
     }
 
     @Test func controlEndpointsIssuePurchasesAndNotifications() async throws {
         let services = SandboxServices(
             twilio: SandboxTwilio(accountSID: "AC1", authToken: "sandbox-token-for-app-store-tests", httpClient: .shared),
-            appStore: SandboxAppStore(signingKey: Self.key, bundleID: Self.bundleID)
+            appStore: store
         )
         try await withApp(configure: { app in services.register(on: app.grouped("sandbox")) }) { app in
             var issued: [String: Any] = [:]
@@ -173,8 +127,8 @@ struct SandboxAppStoreTests {
             let receipt = try #require(issued["receipt_data"] as? String)
             let original = try #require(issued["original_transaction_id"] as? String)
             #expect(issued["transaction_id"] as? String == original)
-            #expect(try await verifier.verifySignedTransaction(signed).productID == "calls.weekly")
-            #expect(try await verifier.verifyReceipt(receipt, productID: "calls.weekly").originalTransactionID == original)
+            #expect(try await verifier.verifyTransaction(signed).productID == "calls.weekly")
+            #expect(store.receipts.transactions(inReceipt: receipt)?.map(\.originalTransactionID) == [original])
 
             var signedPayload = ""
             try await app.testing().test(
@@ -217,14 +171,13 @@ struct SandboxAppStoreTests {
 }
 
 func decodePayload(_ jws: String) throws -> [String: Any] {
+    try decodeSegment(jws, 1)
+}
+
+func decodeSegment(_ jws: String, _ index: Int) throws -> [String: Any] {
     let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-    var base64 = String(parts[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    var base64 = String(parts[index]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
     while base64.count % 4 != 0 { base64 += "=" }
     let data = try #require(Data(base64Encoded: base64))
     return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-}
-
-func base64URL(_ data: Data) -> String {
-    data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        .replacingOccurrences(of: "=", with: "")
 }

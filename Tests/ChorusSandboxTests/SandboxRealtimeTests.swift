@@ -27,7 +27,7 @@ final class RealtimeHarness: Sendable {
         let realtime = SandboxRealtime(apiKey: apiKey, recordsMessages: recordsMessages, behavior: behavior)
         let services = SandboxServices(
             twilio: SandboxTwilio(accountSID: "AC1", authToken: "sandbox-token-for-realtime-tests", httpClient: .shared),
-            appStore: SandboxAppStore(signingKey: "key", bundleID: "app.chorus"),
+            appStore: try SandboxAppStore.ephemeral(bundleID: "app.chorus"),
             realtime: realtime
         )
         let server = SandboxServer(services: services)

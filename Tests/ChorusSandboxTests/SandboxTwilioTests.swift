@@ -50,7 +50,7 @@ final class TwilioHarness: Sendable {
             accountSID: accountSID, authToken: authToken, httpClient: .shared,
             timing: .init(ringDelay: .seconds(1), talkDuration: .seconds(5), timeScale: 0.01)
         )
-        let services = SandboxServices(twilio: twilio, appStore: SandboxAppStore(signingKey: "key", bundleID: "app.chorus"))
+        let services = SandboxServices(twilio: twilio, appStore: try SandboxAppStore.ephemeral(bundleID: "app.chorus"))
         let server = SandboxServer(services: services)
         try await server.start()
 
