@@ -15,6 +15,8 @@ enum APIError: Error {
     case invalidCredentials
     /// 429 with `Retry-After`.
     case rateLimited(retryAfter: Int, limit: Int, window: Int)
+    /// 503 with `Retry-After`: a provider the request needs cannot be reached; nothing changed.
+    case unavailable(retryAfter: Int, detail: String)
 
     static func badRequest(_ message: String) -> APIError { .detail(.badRequest, message) }
     static func notFound(_ message: String) -> APIError { .detail(.notFound, message) }

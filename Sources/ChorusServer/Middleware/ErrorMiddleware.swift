@@ -40,6 +40,10 @@ struct ChorusErrorMiddleware: AsyncMiddleware {
                 status = .tooManyRequests
                 headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter))
                 body = ErrorResponse(detail: "Rate limit exceeded: \(limit) per \(window) seconds. Retry in \(retryAfter) seconds.")
+            case .unavailable(let retryAfter, let detail):
+                status = .serviceUnavailable
+                headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter))
+                body = ErrorResponse(detail: detail)
             }
         case let error as DecodingError:
             status = .unprocessableEntity

@@ -120,7 +120,8 @@ struct PurchasesController: RouteCollection {
             req.logger.notice("purchase verification failed", metadata: ["error": .string("\(error)")])
             switch error {
             case .unavailable:
-                throw APIError.detail(.serviceUnavailable, "The App Store could not be reached; please retry")
+                throw APIError.unavailable(
+                    retryAfter: 30, detail: "The App Store could not be reached to verify the purchase; nothing changed. Please retry.")
             case .malformed, .invalidSignature, .wrongBundle, .wrongEnvironment:
                 throw APIError.badRequest("Receipt validation failed: \(error.reason)")
             }
