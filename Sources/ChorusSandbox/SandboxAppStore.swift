@@ -118,6 +118,66 @@ public final class SandboxAppStore: Sendable {
         return record.transaction
     }
 
+    /// Registers a transaction another process issued (the server's own emulator, an earlier `chorus sandbox appstore`
+    /// run) as the latest of its chain, re-signed now, so notifications and renewals issued afterwards continue it.
+    /// For a subscription the renewal information starts from `autoRenew` and `autoRenewProductID` (the product
+    /// itself when `nil`). Dates are truncated to milliseconds.
+    ///
+    /// - Parameters:
+    ///   - transactionID: The transaction's id (the chain's latest).
+    ///   - originalTransactionID: The chain's first transaction (`transactionID` for a first purchase or a consumable).
+    ///   - expiresDate: The end of the period; `nil` for a subscription is `purchaseDate` plus its period.
+    ///   - originalPurchaseDate: The first transaction's purchase date; `nil` is `purchaseDate`.
+    public func adoptTransaction(
+        transactionID: String,
+        originalTransactionID: String,
+        productID: String,
+        kind: PurchaseKind,
+        purchaseDate: Date,
+        originalPurchaseDate: Date? = nil,
+        expiresDate: Date? = nil,
+        appAccountToken: UUID? = nil,
+        bundleID: String? = nil,
+        autoRenew: Bool = true,
+        autoRenewProductID: String? = nil
+    ) throws -> SandboxTransaction {
+        let current = now()
+        let purchaseMillis = AppStoreMillis.from(purchaseDate)
+        var payload = TransactionPayload(
+            transactionId: transactionID, originalTransactionId: originalTransactionID, bundleId: bundleID ?? self.bundleID,
+            productId: productID, purchaseDate: purchaseMillis, originalPurchaseDate: AppStoreMillis.from(originalPurchaseDate ?? purchaseDate),
+            quantity: 1, type: "Consumable", inAppOwnershipType: "PURCHASED", signedDate: AppStoreMillis.from(current),
+            environment: environment.rawValue, storefront: "USA", storefrontId: "143441", currency: "USD"
+        )
+        payload.appAccountToken = appAccountToken?.uuidString.lowercased()
+        payload.transactionReason = transactionID == originalTransactionID ? "PURCHASE" : "RENEWAL"
+        if case .autoRenewable(let period) = kind {
+            payload.type = "Auto-Renewable Subscription"
+            payload.expiresDate = AppStoreMillis.from(expiresDate ?? purchaseDate.addingTimeInterval(period))
+            payload.webOrderLineItemId = String(transactionID.dropFirst())
+            payload.subscriptionGroupIdentifier = "21000000"
+        }
+        let signed = try sign(payload)
+        let receipt = receipts.issueReceipt(
+            environment: environment, bundleID: payload.bundleId,
+            transactions: [
+                SandboxReceiptTransaction(
+                    productID: productID, transactionID: transactionID, originalTransactionID: originalTransactionID,
+                    purchaseDate: AppStoreMillis.date(purchaseMillis), expiresDate: payload.expiresDate.map(AppStoreMillis.date),
+                    isSubscription: payload.expiresDate != nil)
+            ])
+        let record = TransactionRecord(payload: payload, kind: kind, signed: signed, receiptData: receipt)
+        state.withLockedValue { state in
+            state.transactions[transactionID] = record
+            state.chains[originalTransactionID, default: []].removeAll { $0 == transactionID }
+            state.chains[originalTransactionID, default: []].append(transactionID)
+            if case .autoRenewable = kind {
+                state.renewals[originalTransactionID] = RenewalState(autoRenew: autoRenew, autoRenewProductID: autoRenewProductID ?? productID)
+            }
+        }
+        return record.transaction
+    }
+
     /// The latest transaction of the subscription (or purchase) whose first transaction is `originalTransactionID`.
     public func latestTransaction(originalTransactionID: String) -> SandboxTransaction? {
         latestRecord(originalTransactionID: originalTransactionID)?.transaction

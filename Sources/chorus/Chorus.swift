@@ -4,16 +4,18 @@ import Foundation
 import Logging
 import Vapor
 
+/// The `chorus` command line: the server, its migrations, the provider emulators and App Store tools.
 @main
 struct Chorus: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chorus",
         abstract: "The Chorus server: AI phone calls, voice messages and stories for iOS apps.",
-        subcommands: [Serve.self, Migrate.self, SandboxCommand.self],
+        subcommands: [Serve.self, Migrate.self, SandboxGroup.self, AppStoreCommand.self],
         defaultSubcommand: Serve.self
     )
 }
 
+/// `chorus serve` (the default): runs migrations and serves the API.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run migrations and serve the API.",
@@ -59,6 +61,7 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
+/// `chorus migrate`: runs the database migrations and exits.
 struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the database migrations and exit.")
 
@@ -76,7 +79,8 @@ struct Migrate: AsyncParsableCommand {
     }
 }
 
-private func loadConfiguration(hostname: String?, port: Int?) throws -> ChorusConfiguration {
+/// The configuration from the environment; malformed values are reported one per line and exit 78 (EX_CONFIG).
+func loadConfiguration(hostname: String?, port: Int?) throws -> ChorusConfiguration {
     do {
         return try ChorusConfiguration.load(from: ProcessInfo.processInfo.environment, hostname: hostname, port: port)
     } catch let error as ConfigurationError {

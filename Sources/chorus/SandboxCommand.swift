@@ -4,11 +4,22 @@ import ChorusSandbox
 import Foundation
 import Vapor
 
-/// `chorus sandbox`: the Twilio, OpenAI Realtime and App Store emulators on their own, so a developer (or another
-/// bridge) can be pointed at them.
-struct SandboxCommand: AsyncParsableCommand {
+/// `chorus sandbox`: the provider emulators (``SandboxCommand``, the default, so `chorus sandbox --port 5060` runs
+/// them) and the sandbox App Store tools for a server's accounts (`chorus sandbox appstore`).
+struct SandboxGroup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sandbox",
+        abstract: "The provider emulators (default: `chorus sandbox serve`) and sandbox App Store purchases and notifications.",
+        subcommands: [SandboxCommand.self, SandboxAppStoreCommand.self],
+        defaultSubcommand: SandboxCommand.self
+    )
+}
+
+/// `chorus sandbox [serve]`: the Twilio, OpenAI Realtime and App Store emulators on their own, so a developer (or
+/// another bridge) can be pointed at them.
+struct SandboxCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
         abstract: "Run the provider emulators standalone (Twilio REST + Media Streams, OpenAI Realtime, App Store).",
         discussion: """
             Prints the CHORUS_* settings that point `chorus serve` at them. Every request and WebSocket message \

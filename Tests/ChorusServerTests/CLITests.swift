@@ -1,12 +1,24 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
 import Testing
 
 /// The `chorus` executable, run as a user runs it.
 @Suite("chorus command line")
 struct CLITests {
+    /// A finished run: its exit status and its standard output and error together.
     struct Run {
         var status: Int32
         var output: String
+    }
+
+    /// A finished run with standard output and standard error apart.
+    struct SplitRun {
+        var status: Int32
+        var stdout: String
+        var stderr: String
     }
 
     /// The `chorus` binary built next to this test bundle.
@@ -14,6 +26,7 @@ struct CLITests {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chorus")
     }
 
+    /// Runs `chorus arguments` with only `environment` (and PATH) set, output and error together.
     static func run(_ arguments: [String], environment: [String: String], in directory: URL) throws -> Run {
         let process = Process()
         process.executableURL = executable
@@ -29,6 +42,41 @@ struct CLITests {
         return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
     }
 
+    /// Runs `chorus arguments` with only `environment` (and PATH) set, feeding `input` to its standard input, and keeps
+    /// its standard output and error apart (through files, so neither pipe can fill up).
+    static func runSplit(_ arguments: [String], environment: [String: String], in directory: URL, input: Data? = nil) throws -> SplitRun {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment.merging(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]) { $1 }
+        process.currentDirectoryURL = directory
+        let name = UUID().uuidString.prefix(8)
+        let outURL = directory.appendingPathComponent(".stdout-\(name)")
+        let errURL = directory.appendingPathComponent(".stderr-\(name)")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        defer {
+            try? FileManager.default.removeItem(at: outURL)
+            try? FileManager.default.removeItem(at: errURL)
+        }
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
+        process.standardOutput = out
+        process.standardError = err
+        let stdin = Pipe()
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(input) }
+        try stdin.fileHandleForWriting.close()
+        process.waitUntilExit()
+        try out.close()
+        try err.close()
+        return SplitRun(
+            status: process.terminationStatus, stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
+            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+    }
+
+    /// A fresh directory under the temporary directory.
     static func scratch() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-cli-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -72,4 +120,256 @@ struct CLITests {
         let again = try Self.run(["migrate"], environment: [:], in: directory)
         #expect(again.status == 0)
     }
+
+    // MARK: App Store tools
+
+    /// An Apple-signed sample transaction (bundle `com.audaos.audarecorder`, Sandbox, signed 2022-03-04).
+    static let appleSample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("ChorusProvidersTests/Fixtures/AppStore/samples/gopay-sbx-txn-20220304t094328.jws")
+
+    @Test("appstore verify: an Apple sample verifies without requirements, fails a bundle id naming the reason; unreadable file 66")
+    func verifyAppleSample() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let environment = ["CHORUS_DATA_DIR": directory.appendingPathComponent("data").path]
+
+        let valid = try Self.runSplit(["appstore", "verify", Self.appleSample.path], environment: environment, in: directory)
+        #expect(valid.status == 0, "\(valid.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(valid.stdout.utf8)) as? [String: Any]
+        #expect(json?["transactionId"] as? String == "2000000004047119")
+        #expect(json?["bundleId"] as? String == "com.audaos.audarecorder")
+        #expect(valid.stderr.hasPrefix("verified transaction"))
+        // Verifying never creates the sandbox authority.
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("data").path))
+
+        let fromStdin = try Self.runSplit(
+            ["appstore", "verify", "-"], environment: environment, in: directory, input: try Data(contentsOf: Self.appleSample) + Data("\n\n".utf8))
+        #expect(fromStdin.status == 0, "\(fromStdin.stderr)")
+        #expect(fromStdin.stdout == valid.stdout)
+
+        let wrongBundle = try Self.runSplit(
+            ["appstore", "verify", Self.appleSample.path, "--bundle-id", "com.chorus.speechassistant"], environment: environment, in: directory)
+        #expect(wrongBundle.status == 1)
+        #expect(wrongBundle.stdout.isEmpty)
+        #expect(wrongBundle.stderr.contains("rejected: bundleId com.audaos.audarecorder is not com.chorus.speechassistant"), "\(wrongBundle.stderr)")
+
+        let wrongEnvironment = try Self.runSplit(
+            ["appstore", "verify", Self.appleSample.path, "--environment", "Production"], environment: environment, in: directory)
+        #expect(wrongEnvironment.status == 1)
+        #expect(
+            wrongEnvironment.stderr.contains("rejected: environment Sandbox is not accepted (accepted: Production)"), "\(wrongEnvironment.stderr)")
+
+        let missing = try Self.runSplit(
+            ["appstore", "verify", directory.appendingPathComponent("none.jws").path], environment: environment, in: directory)
+        #expect(missing.status == 66)
+        #expect(missing.stderr.contains("cannot read"))
+
+        // `chorus sandbox` still runs the emulators by default and parses their options.
+        let badPort = try Self.run(["sandbox", "--port", "99999"], environment: [:], in: directory)
+        #expect(badPort.status != 0)
+        #expect(badPort.output.contains("--port must be between 0 and 65535"))
+    }
+
+    @Test("sandbox appstore purchase and notify against a running server; appstore verify on the purchase")
+    func sandboxAppStoreAgainstServer() async throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await ServeProcess.start(in: directory)
+        defer { server.stop() }
+        let environment = server.environment
+        let http = HTTPClient.shared
+
+        let email = "cli-buyer@example.com"
+        let registered = try await server.request(
+            http, .POST, "/auth/register", json: #"{"email":"\#(email)","password":"Correct-Horse-42"}"#)
+        #expect(registered.status == 200, "\(registered.text)")
+        let token = try #require(registered.json["access_token"] as? String)
+
+        // Refusals: an unknown account or product exits 1; production exits 78.
+        let unknownUser = try Self.runSplit(
+            ["sandbox", "appstore", "purchase", "--user", "nobody@example.com", "--product", "speech_assistant_basic_weekly"],
+            environment: environment, in: directory)
+        #expect(unknownUser.status == 1)
+        #expect(unknownUser.stdout.isEmpty)
+        #expect(unknownUser.stderr.contains("no account is registered with the email nobody@example.com"), "\(unknownUser.stderr)")
+        let unknownProduct = try Self.runSplit(
+            ["sandbox", "appstore", "purchase", "--user", email, "--product", "gold_bars"], environment: environment, in: directory)
+        #expect(unknownProduct.status == 1)
+        #expect(unknownProduct.stderr.contains("unknown product gold_bars"))
+        let production = try Self.runSplit(
+            ["sandbox", "appstore", "purchase", "--user", email, "--product", "speech_assistant_basic_weekly"],
+            environment: environment.merging(["CHORUS_ENVIRONMENT": "production"]) { $1 }, in: directory)
+        #expect(production.status == 78)
+
+        // A purchase: one line on stdout, which the server accepts for that account.
+        let purchase = try Self.runSplit(
+            ["sandbox", "appstore", "purchase", "--user", email.uppercased(), "--product", "speech_assistant_basic_weekly"],
+            environment: environment, in: directory)
+        #expect(purchase.status == 0, "\(purchase.stderr)")
+        let jws = purchase.stdout.trimmingCharacters(in: .newlines)
+        #expect(!jws.contains("\n") && jws.split(separator: ".").count == 3, "\(purchase.stdout)")
+        let bought = try await server.request(
+            http, .POST, "/mobile/purchase-subscription", token: token,
+            json: #"{"product_id":"speech_assistant_basic_weekly","signed_transaction":"\#(jws)"}"#)
+        #expect(bought.status == 200, "\(bought.text)")
+        let status = try await server.request(http, .GET, "/mobile/subscription-status", token: token)
+        #expect(status.json["is_subscribed"] as? Bool == true, "\(status.text)")
+        #expect(status.json["subscription_status"] as? String == "active")
+        let originalTransactionID = try #require(status.json["app_store_transaction_id"] as? String)
+
+        // appstore verify trusts the sandbox authority in the data directory.
+        let jwsFile = directory.appendingPathComponent("purchase.jws")
+        try Data(purchase.stdout.utf8).write(to: jwsFile)
+        let verified = try Self.runSplit(
+            ["appstore", "verify", jwsFile.path, "--bundle-id", "com.chorus.speechassistant", "--environment", "Sandbox"],
+            environment: environment, in: directory)
+        #expect(verified.status == 0, "\(verified.stderr)")
+        let payload = try JSONSerialization.jsonObject(with: Data(verified.stdout.utf8)) as? [String: Any]
+        #expect(payload?["transactionId"] as? String == originalTransactionID)
+        #expect(payload?["productId"] as? String == "speech_assistant_basic_weekly")
+        #expect(payload?["type"] as? String == "Auto-Renewable Subscription")
+
+        // A tampered payload (another product, same signature) is rejected.
+        var parts = jws.split(separator: ".").map(String.init)
+        let decoded = try #require(Self.base64URLDecode(parts[1]))
+        let forged = String(decoding: decoded, as: UTF8.self).replacingOccurrences(of: "basic_weekly", with: "premium_monthly")
+        parts[1] = Data(forged.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        let tamperedFile = directory.appendingPathComponent("tampered.jws")
+        try Data(parts.joined(separator: ".").utf8).write(to: tamperedFile)
+        let tampered = try Self.runSplit(["appstore", "verify", tamperedFile.path], environment: environment, in: directory)
+        #expect(tampered.status == 1)
+        #expect(tampered.stdout.isEmpty)
+        #expect(tampered.stderr.contains("rejected: the ES256 signature does not verify"), "\(tampered.stderr)")
+
+        // A notification about the stored subscription reaches the webhook and is applied from the job queue.
+        let unknownSubscription = try Self.runSplit(
+            ["sandbox", "appstore", "notify", "--type", "EXPIRED", "--original-transaction-id", "42"], environment: environment, in: directory)
+        #expect(unknownSubscription.status == 1)
+        #expect(unknownSubscription.stderr.contains("42"))
+        let notify = try Self.runSplit(
+            [
+                "sandbox", "appstore", "notify", "--type", "DID_CHANGE_RENEWAL_STATUS", "--subtype", "AUTO_RENEW_DISABLED",
+                "--original-transaction-id", originalTransactionID,
+            ],
+            environment: environment, in: directory)
+        #expect(notify.status == 0, "\(notify.stderr)")
+        #expect(notify.stdout.contains("Notification received"), "\(notify.stdout)")
+        #expect(notify.stderr.contains("HTTP 200"))
+        var subscriptionStatus: String?
+        for _ in 0..<50 {
+            let reply = try await server.request(http, .GET, "/mobile/subscription-status", token: token)
+            subscriptionStatus = reply.json["subscription_status"] as? String
+            if subscriptionStatus == "cancelled" { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(subscriptionStatus == "cancelled")
+
+        // A notification the server rejects (signed by an authority it does not trust) exits 1 with its answer.
+        let strangerData = directory.appendingPathComponent("other-data")
+        let rejected = try Self.runSplit(
+            ["sandbox", "appstore", "notify", "--type", "DID_RENEW", "--original-transaction-id", originalTransactionID],
+            environment: environment.merging(["CHORUS_DATA_DIR": strangerData.path]) { $1 }, in: directory)
+        #expect(rejected.status == 1)
+        #expect(rejected.stdout.contains("Invalid signedPayload"), "\(rejected.stdout)")
+        #expect(rejected.stderr.contains("HTTP 400"))
+    }
+
+    /// Decodes unpadded base64url.
+    static func base64URLDecode(_ text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
+    }
+}
+
+/// `chorus serve` as a child process on a free loopback port, with a SQLite database and data directory in a
+/// scratch directory.
+final class ServeProcess {
+    /// The environment the server runs with; the CLI tools use the same one.
+    let environment: [String: String]
+    /// `http://127.0.0.1:<port>`.
+    let baseURL: String
+    private let process: Process
+
+    private init(process: Process, environment: [String: String], baseURL: String) {
+        self.process = process
+        self.environment = environment
+        self.baseURL = baseURL
+    }
+
+    /// Starts the server and waits until `GET /health` answers; a port taken in between is retried with another.
+    static func start(in directory: URL) async throws -> ServeProcess {
+        var lastLog = ""
+        for _ in 1...5 {
+            let port = try freePort()
+            let environment = [
+                "CHORUS_DATA_DIR": directory.appendingPathComponent("data").path,
+                "CHORUS_DATABASE_URL": directory.appendingPathComponent("chorus.sqlite").path,
+                "CHORUS_PORT": "\(port)", "CHORUS_JOB_POLL_SECONDS": "0.1", "CHORUS_LOG_LEVEL": "warning", "CHORUS_RATE_LIMITS": "off",
+                "CHORUS_JWT_SECRET": "cli-test-secret-cli-test-secret-0123456789",
+            ]
+            let log = directory.appendingPathComponent("serve-\(port).log")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let process = Process()
+            process.executableURL = CLITests.executable
+            process.arguments = ["serve"]
+            process.environment = environment.merging(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]) { $1 }
+            process.currentDirectoryURL = directory
+            let handle = try FileHandle(forWritingTo: log)
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+            let server = ServeProcess(process: process, environment: environment, baseURL: "http://127.0.0.1:\(port)")
+            let http = HTTPClient.shared
+            for _ in 0..<600 where process.isRunning {
+                if let reply = try? await server.request(http, .GET, "/health"), reply.status == 200 { return server }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            server.stop()
+            lastLog = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        }
+        throw ServeProcessError(log: lastLog)
+    }
+
+    /// Stops the server (SIGTERM) and waits for it.
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    /// An answer: status and body.
+    struct Reply {
+        var status: Int
+        var text: String
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:] }
+    }
+
+    /// Sends a request with an optional bearer token and JSON body.
+    func request(_ http: HTTPClient, _ method: HTTPMethod, _ path: String, token: String? = nil, json: String? = nil) async throws -> Reply {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = method
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let json {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: json))
+        }
+        let response = try await http.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return Reply(status: Int(response.status.code), text: String(buffer: body))
+    }
+
+    /// A port nothing listens on right now.
+    private static func freePort() throws -> Int {
+        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).wait()
+        defer { try? channel.close().wait() }
+        guard let port = channel.localAddress?.port else { throw ServeProcessError(log: "no free port") }
+        return port
+    }
+}
+
+/// `chorus serve` did not come up; `log` is what it printed.
+struct ServeProcessError: Error, CustomStringConvertible {
+    let log: String
+    var description: String { "chorus serve did not start:\n\(log)" }
 }

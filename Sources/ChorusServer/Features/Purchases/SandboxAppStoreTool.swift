@@ -1,0 +1,297 @@
+import ChorusAPI
+import ChorusCore
+import ChorusProviders
+import ChorusSandbox
+import Fluent
+import FluentPostgresDriver
+import FluentSQLiteDriver
+import Foundation
+import SQLKit
+import Vapor
+
+/// `chorus sandbox appstore`: sandbox App Store purchases and notifications for the accounts of a running server,
+/// signed by the sandbox authority in the server's data directory (which the server trusts outside production).
+///
+/// It reads the server's database (the same `CHORUS_DATABASE_URL`) to find accounts, subscriptions and add-on
+/// purchases, and never writes to it: a purchase is applied when the app (or `curl`) posts it to
+/// `POST /mobile/purchase-subscription`, a notification when it reaches the server's webhook.
+public struct SandboxAppStoreTool: Sendable {
+    /// The server's configuration (data directory, database, App Store settings, catalog, URLs).
+    public let configuration: ChorusConfiguration
+
+    /// Creates the tool for the server `configuration` describes.
+    ///
+    /// - Throws: ``SandboxAppStoreToolError`` (exit code 78) in production, where the sandbox authority is not trusted.
+    public init(configuration: ChorusConfiguration) throws {
+        guard !configuration.isProduction else {
+            throw SandboxAppStoreToolError(
+                "the sandbox App Store is not available in production (CHORUS_ENVIRONMENT=production): the server does not trust it",
+                exitCode: 78)
+        }
+        self.configuration = configuration
+    }
+
+    /// The App Store environment sandbox purchases are signed for: Sandbox, unless the server accepts only another.
+    var storeEnvironment: AppStoreEnvironment {
+        configuration.appStore.acceptedEnvironments.contains(.sandbox) ? .sandbox : configuration.appStore.environment
+    }
+
+    /// Where notifications are delivered: `CHORUS_PUBLIC_URL`, or the server's loopback address, plus
+    /// `/mobile/app-store/webhook`.
+    public var webhookURL: URL {
+        let base = configuration.publicURLWasConfigured ? configuration.publicURL : configuration.loopbackURL
+        return base.appendingPathComponent("mobile/app-store/webhook")
+    }
+
+    // MARK: Purchase
+
+    /// Issues a signed transaction for the account registered with `email`: an auto-renewable subscription for a
+    /// plan's product (its period is the plan's cycle unless `periodSeconds` is given), a consumable for the add-on.
+    /// Its `appAccountToken` is the account's id, so the server accepts it for that account only.
+    ///
+    /// - Throws: ``SandboxAppStoreToolError`` for an unknown product or account, or a missing database.
+    public func purchase(email: String, productID: String, periodSeconds: Double? = nil) async throws -> SandboxTransaction {
+        guard let product = configuration.plans.product(id: productID) else {
+            let known = [configuration.plans.basic.productID, configuration.plans.premium.productID, configuration.plans.addon.productID]
+            throw SandboxAppStoreToolError("unknown product \(productID) (the catalog sells \(known.joined(separator: ", ")))")
+        }
+        let kind: SandboxAppStore.PurchaseKind
+        switch product {
+        case .plan(let terms):
+            if let periodSeconds, periodSeconds <= 0 { throw SandboxAppStoreToolError("--period-seconds must be positive") }
+            kind = .autoRenewable(period: periodSeconds ?? terms.cycleLength)
+        case .addon:
+            if periodSeconds != nil {
+                throw SandboxAppStoreToolError("\(productID) is a consumable add-on: --period-seconds applies to subscriptions only")
+            }
+            kind = .consumable
+        }
+        let normalized = email.trimmingCharacters(in: .whitespaces).lowercased()
+        let user = try await withStore { store in try await store.user(email: normalized) }
+        guard let user else { throw SandboxAppStoreToolError("no account is registered with the email \(normalized)") }
+        guard let token = UUID(uuidString: user.id) else {
+            throw SandboxAppStoreToolError("the account id \(user.id) is not a UUID and cannot be an appAccountToken")
+        }
+        return try makeStore().issueTransaction(productID: productID, kind: kind, appAccountToken: token)
+    }
+
+    // MARK: Notify
+
+    /// Signs the App Store Server Notification `request` describes for a stored subscription or add-on purchase
+    /// and posts it to the server's webhook (``webhookURL``).
+    ///
+    /// The subscription's latest transaction (or the add-on's transaction) is rebuilt from the database in a fresh
+    /// ``SandboxAppStore`` first, so the notification carries it — or its successor, for types that issue one
+    /// (`DID_RENEW`, `SUBSCRIBED`, an `UPGRADE`) — with the subscription's renewal information.
+    ///
+    /// - Throws: ``SandboxAppStoreToolError`` for an unknown transaction, a missing database, or an unreachable server.
+    public func notify(_ request: SandboxNotificationRequest) async throws -> SandboxNotificationDelivery {
+        let found = try await withStore { store in try await store.sandboxToolPurchase(id: request.originalTransactionID) }
+        guard let found else {
+            throw SandboxAppStoreToolError(
+                "no subscription or add-on purchase with the transaction id \(request.originalTransactionID) is stored")
+        }
+        let appStore = try makeStore()
+        // A subscription's period is what its latest transaction paid for (a sandbox purchase may have a short one).
+        let paidPeriod = found.expiresDate.map { $0.timeIntervalSince(found.purchaseDate) }.flatMap { $0 > 0 ? $0 : nil }
+        let kind: SandboxAppStore.PurchaseKind
+        switch configuration.plans.product(id: found.productID) {
+        case .addon: kind = .consumable
+        case .plan(let terms): kind = .autoRenewable(period: paidPeriod ?? terms.cycleLength)
+        case .none: kind = paidPeriod.map { .autoRenewable(period: $0) } ?? .consumable
+        }
+        _ = try appStore.adoptTransaction(
+            transactionID: found.transactionID, originalTransactionID: found.originalTransactionID, productID: found.productID, kind: kind,
+            purchaseDate: found.purchaseDate, originalPurchaseDate: found.originalPurchaseDate, expiresDate: found.expiresDate,
+            appAccountToken: UUID(uuidString: found.userID), autoRenew: found.willRenew, autoRenewProductID: found.autoRenewProductID)
+        let body = NotificationBody(
+            notificationType: request.type, subtype: request.subtype, originalTransactionID: found.originalTransactionID,
+            productID: request.productID, periodSeconds: request.periodSeconds, gracePeriodSeconds: request.gracePeriodSeconds)
+        let signedPayload: String
+        do {
+            signedPayload = try appStore.signNotification(forRequest: JSONEncoder().encode(body))
+        } catch let error as Abort {
+            throw SandboxAppStoreToolError(error.reason)
+        }
+        let transaction = appStore.latestTransaction(originalTransactionID: found.originalTransactionID)
+        let url = webhookURL
+        let (status, answer) = try await post(AppStoreNotificationRequest(signedPayload: signedPayload), to: url)
+        return SandboxNotificationDelivery(
+            webhookURL: url, status: status, body: answer, signedPayload: signedPayload, transaction: transaction)
+    }
+
+    // MARK: Helpers
+
+    /// A sandbox App Store signing with the authority in the data directory, for the server's bundle and environment.
+    private func makeStore() throws -> SandboxAppStore {
+        let settings = configuration.appStore
+        return SandboxAppStore(
+            authority: try AppStoreTestAuthority.loadOrCreate(directory: configuration.dataDirectory),
+            receipts: SandboxReceiptValidator(sharedSecret: settings.sharedSecret, bundleID: settings.bundleID),
+            bundleID: settings.bundleID, environment: storeEnvironment, appAppleID: settings.appAppleID)
+    }
+
+    /// Runs `body` with the server's database, opened in a short-lived application.
+    private func withStore<R: Sendable>(_ body: @escaping @Sendable (ChorusStore) async throws -> R) async throws -> R {
+        let app = try await makeApplication()
+        do {
+            switch configuration.database {
+            case .sqlite(let path):
+                guard FileManager.default.fileExists(atPath: path) else {
+                    throw SandboxAppStoreToolError(
+                        "there is no database at \(path): run the server (or `chorus migrate`) with the same CHORUS_DATABASE_URL first")
+                }
+                app.databases.use(.sqlite(.file(path)), as: .sqlite)
+            case .postgres(let url):
+                app.databases.use(.postgres(configuration: try SQLPostgresConfiguration(url: url), maxConnectionsPerEventLoop: 1), as: .psql)
+            }
+            guard let sql = app.db as? any SQLDatabase else { throw SandboxAppStoreToolError("the database does not speak SQL") }
+            let result = try await body(ChorusStore(sql: sql, writeGate: WriteGate()))
+            try await app.asyncShutdown()
+            return result
+        } catch {
+            try? await app.asyncShutdown()
+            throw error
+        }
+    }
+
+    /// Posts `payload` as JSON to `url` and returns the answer's status code and body.
+    private func post(_ payload: AppStoreNotificationRequest, to url: URL) async throws -> (Int, String) {
+        let app = try await makeApplication()
+        app.http.client.configuration.timeout = .init(connect: .seconds(10), read: .seconds(60))
+        do {
+            let response = try await app.client.post(URI(string: url.absoluteString)) { request in
+                try request.content.encode(payload, as: .json)
+            }
+            try await app.asyncShutdown()
+            return (Int(response.status.code), response.body.map { String(buffer: $0) } ?? "")
+        } catch let error as SandboxAppStoreToolError {
+            try? await app.asyncShutdown()
+            throw error
+        } catch {
+            try? await app.asyncShutdown()
+            throw SandboxAppStoreToolError("cannot deliver the notification to \(url.absoluteString): \(error)")
+        }
+    }
+
+    /// A bare application (no routes, no server) for its database and HTTP client.
+    private func makeApplication() async throws -> Application {
+        try await Application.make(Vapor.Environment(name: configuration.environment.rawValue, arguments: ["chorus"]))
+    }
+
+    /// The JSON `SandboxAppStore.signNotification(forRequest:)` reads.
+    private struct NotificationBody: Encodable {
+        let notificationType: String
+        let subtype: String?
+        let originalTransactionID: String
+        let productID: String?
+        let periodSeconds: Double?
+        let gracePeriodSeconds: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case notificationType = "notification_type"
+            case subtype
+            case originalTransactionID = "original_transaction_id"
+            case productID = "product_id"
+            case periodSeconds = "period_seconds"
+            case gracePeriodSeconds = "grace_period_seconds"
+        }
+    }
+}
+
+/// What `chorus sandbox appstore notify` sends.
+public struct SandboxNotificationRequest: Sendable, Equatable {
+    /// The `notificationType`, e.g. `DID_RENEW`, `DID_CHANGE_RENEWAL_STATUS`, `EXPIRED`, `REFUND`.
+    public var type: String
+    /// The `subtype`, e.g. `AUTO_RENEW_DISABLED`, or `nil`.
+    public var subtype: String?
+    /// The subscription's original transaction id, or an add-on purchase's transaction id (any transaction id of a
+    /// subscription also finds it).
+    public var originalTransactionID: String
+    /// The product of an `UPGRADE`, a renewal preference change or a renewal into another product.
+    public var productID: String?
+    /// The period of an issued transaction (renewal, upgrade) or the extension of `RENEWAL_EXTENDED`, in seconds.
+    public var periodSeconds: Double?
+    /// The billing grace period of `DID_FAIL_TO_RENEW`/`GRACE_PERIOD`, in seconds after the period's end.
+    public var gracePeriodSeconds: Double?
+
+    /// Creates a request.
+    public init(
+        type: String, subtype: String? = nil, originalTransactionID: String, productID: String? = nil, periodSeconds: Double? = nil,
+        gracePeriodSeconds: Double? = nil
+    ) {
+        self.type = type
+        self.subtype = subtype
+        self.originalTransactionID = originalTransactionID
+        self.productID = productID
+        self.periodSeconds = periodSeconds
+        self.gracePeriodSeconds = gracePeriodSeconds
+    }
+}
+
+/// A notification `chorus sandbox appstore notify` delivered, and the server's answer.
+public struct SandboxNotificationDelivery: Sendable {
+    /// Where it was posted.
+    public let webhookURL: URL
+    /// The HTTP status the server answered.
+    public let status: Int
+    /// The server's answer body.
+    public let body: String
+    /// The notification's `signedPayload`.
+    public let signedPayload: String
+    /// The transaction the notification carries, if any.
+    public let transaction: SandboxTransaction?
+
+    /// Whether the server accepted it (2xx).
+    public var accepted: Bool { (200..<300).contains(status) }
+}
+
+/// Why `chorus sandbox appstore` could not do what was asked, with the process exit code to report it with.
+public struct SandboxAppStoreToolError: Error, CustomStringConvertible, Sendable {
+    /// The message for the user.
+    public let description: String
+    /// 78 (EX_CONFIG) when the configuration forbids it, otherwise 1.
+    public let exitCode: Int32
+
+    /// Creates an error.
+    public init(_ description: String, exitCode: Int32 = 1) {
+        self.description = description
+        self.exitCode = exitCode
+    }
+}
+
+/// A stored purchase as the sandbox tool needs it: a subscription's latest transaction, or an add-on's.
+struct SandboxToolPurchase: Sendable {
+    var userID: String
+    var transactionID: String
+    var originalTransactionID: String
+    var productID: String
+    var purchaseDate: Date
+    var originalPurchaseDate: Date?
+    var expiresDate: Date?
+    var willRenew: Bool
+    var autoRenewProductID: String?
+}
+
+extension ChorusStore {
+    /// The subscription whose original transaction id is `id`, or the subscription or add-on purchase one of whose
+    /// transactions is `id`.
+    fileprivate func sandboxToolPurchase(id: String) async throws -> SandboxToolPurchase? {
+        let row = try await sql.raw("SELECT * FROM app_store_transactions WHERE transaction_id = \(bind: id)").first()
+        let original = try row?.string("original_transaction_id") ?? id
+        let firstRow = try await sql.raw("SELECT * FROM app_store_transactions WHERE transaction_id = \(bind: original)").first()
+        let originalPurchaseDate = try firstRow?.date("purchase_date")
+        if let subscription = try await subscription(originalTransactionID: original) {
+            let snapshot = subscription.snapshot
+            return SandboxToolPurchase(
+                userID: subscription.userID, transactionID: snapshot.latestTransactionID, originalTransactionID: original,
+                productID: snapshot.productID, purchaseDate: snapshot.purchaseDate, originalPurchaseDate: originalPurchaseDate,
+                expiresDate: snapshot.expiresAt, willRenew: snapshot.willRenew, autoRenewProductID: snapshot.autoRenewProductID)
+        }
+        guard let row else { return nil }
+        return SandboxToolPurchase(
+            userID: try row.string("user_id"), transactionID: try row.string("transaction_id"), originalTransactionID: original,
+            productID: try row.string("product_id"), purchaseDate: try row.date("purchase_date"), originalPurchaseDate: originalPurchaseDate,
+            expiresDate: try row.optionalDate("expires_date"), willRenew: true, autoRenewProductID: nil)
+    }
+}
