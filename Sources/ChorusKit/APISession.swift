@@ -45,12 +45,14 @@ final class APISession: Sendable {
     let baseURL: URL
     let transport: any HTTPTransport
     let tokenStore: any TokenStore
+    let options: ChorusClientOptions
     private let refresher: TokenRefresher
 
-    init(baseURL: URL, tokenStore: any TokenStore, transport: any HTTPTransport) {
+    init(baseURL: URL, tokenStore: any TokenStore, transport: any HTTPTransport, options: ChorusClientOptions = ChorusClientOptions()) {
         self.baseURL = baseURL
         self.transport = transport
         self.tokenStore = tokenStore
+        self.options = options
         self.refresher = TokenRefresher(store: tokenStore)
     }
 
@@ -151,7 +153,7 @@ final class APISession: Sendable {
             guard let withQuery = components.url else { throw ChorusError.network(URLError(.badURL)) }
             url = withQuery
         }
-        var urlRequest = URLRequest(url: url, timeoutInterval: 30)
+        var urlRequest = URLRequest(url: url, timeoutInterval: options.timeout)
         urlRequest.httpMethod = request.method
         urlRequest.setValue("application/json", forHTTPHeaderField: "Accept")
         urlRequest.setValue("mobile", forHTTPHeaderField: "X-App-Type")

@@ -30,13 +30,15 @@ public final class ChorusClient: Sendable {
     ///   - environment: the server.
     ///   - tokenStore: where the session is kept; the default forgets it when the process ends.
     ///   - transport: how requests are sent; the default uses `URLSession.shared`.
+    ///   - options: timeouts and retries.
     public init(
         environment: ChorusEnvironment,
         tokenStore: any TokenStore = InMemoryTokenStore(),
-        transport: any HTTPTransport = URLSessionTransport()
+        transport: any HTTPTransport = URLSessionTransport(),
+        options: ChorusClientOptions = ChorusClientOptions()
     ) {
         self.environment = environment
-        let session = APISession(baseURL: environment.baseURL, tokenStore: tokenStore, transport: transport)
+        let session = APISession(baseURL: environment.baseURL, tokenStore: tokenStore, transport: transport, options: options)
         self.auth = AuthClient(session: session)
         self.calls = CallsClient(session: session)
     }
