@@ -66,7 +66,9 @@ extension ChorusStore {
                         expiresDate: purchase.expiresDate ?? purchase.purchaseDate.addingTimeInterval(terms.cycleLength),
                         revocationDate: purchase.revocationDate
                     )
-                    let signedAt = purchase.signedDate ?? now
+                    // When the App Store said this; a legacy receipt has no signing date, so its purchase date stands in
+                    // (never the server's clock, which would make Apple's own later-delivered notifications look stale).
+                    let signedAt = purchase.signedDate ?? purchase.purchaseDate
                     if let owner = try await tx.subscription(originalTransactionID: purchase.originalTransactionID)?.userID, owner != userID {
                         throw RollBack(outcome: .ownedByAnotherAccount)
                     }
