@@ -319,6 +319,45 @@ struct PurchasesTests {
         }
     }
 
+    @Test(
+        "a notification that arrives before the app's post binds the subscription to appAccountToken; the app's post still succeeds once",
+        arguments: TestDatabase.all)
+    func notificationBeforePurchase(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database) { server in
+            let token = try await server.register().accessToken
+            struct ForAccount: Encodable {
+                var product_id = PurchasesTests.basic
+                var kind = "auto_renewable"
+                var period_seconds = 7 * 86_400
+                var app_account_token: String
+            }
+            let bought = try await server.request(
+                .POST, "/sandbox/app-store/purchases", json: ForAccount(app_account_token: try Self.userID(ofAccessToken: token)))
+            let original = try #require(bought.json["original_transaction_id"] as? String)
+            let firstJWS = try #require(bought.json["signed_transaction"] as? String)
+            // Apple renews and notifies before the app has told the server anything.
+            let renewal = try await Self.sign(server, Notification(notification_type: "DID_RENEW", original_transaction_id: original))
+            #expect(try await Self.deliver(server, renewal).status == 200)
+            try await server.eventually("the subscription exists for the user") {
+                try await Self.status(server, token).subscriptionStatus == "active"
+            }
+            let payload = try JSONSerialization.jsonObject(with: Self.base64URLDecode(String(renewal.split(separator: ".")[1]))) as? [String: Any]
+            let renewalJWS = try #require((payload?["data"] as? [String: Any])?["signedTransactionInfo"] as? String)
+            func post(_ jws: String) async throws -> TestServer.Reply {
+                try await server.request(
+                    .POST, "/mobile/purchase-subscription", token: token, json: PurchaseRequest(productID: Self.basic, signedTransaction: jws))
+            }
+            #expect(try await post(renewalJWS).status == 200)
+            #expect(try await post(firstJWS).status == 200)
+            let again = try await post(renewalJWS)
+            #expect(again.status == 400 && again.detail == "This transaction has already been processed")
+            let other = try await server.register().accessToken
+            let stolen = try await server.request(
+                .POST, "/mobile/purchase-subscription", token: other, json: PurchaseRequest(productID: Self.basic, signedTransaction: renewalJWS))
+            #expect(stolen.status == 400)
+        }
+    }
+
     @Test("legacy receipts: verified production first, then sandbox on 21007; the seed's upgrade-subscription", arguments: TestDatabase.all)
     func legacyReceipts(_ database: TestDatabase) async throws {
         try await TestServer.run(on: database) { server in

@@ -150,12 +150,13 @@ public enum SubscriptionLifecycle {
     /// same quota cycles (Apple renews up to a day early; sandbox renewals are minutes apart).
     public static let continuityTolerance: TimeInterval = 86_400
 
-    /// The subscription a first paid transaction starts.
+    /// The subscription the first transaction seen of it starts. Its cycles start at the purchase, or when Apple
+    /// signed the data if that is earlier (a renewal seen first may be bought ahead of its period).
     public static func start(_ transaction: SubscriptionTransaction, signedAt: Date, renewal: RenewalPreferences = .init()) -> SubscriptionSnapshot {
         var snapshot = SubscriptionSnapshot(
             originalTransactionID: transaction.originalTransactionID, productID: transaction.productID,
             latestTransactionID: transaction.transactionID, purchaseDate: transaction.purchaseDate, expiresAt: transaction.expiresDate,
-            anchor: transaction.purchaseDate, lastEventAt: signedAt
+            anchor: min(transaction.purchaseDate, signedAt), lastEventAt: signedAt
         )
         if let revoked = transaction.revocationDate { snapshot.revokedAt = revoked }
         applyRenewal(renewal, to: &snapshot)

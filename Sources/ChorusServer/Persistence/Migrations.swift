@@ -61,6 +61,9 @@ struct CreateSubscriptionLifecycle: AsyncMigration {
             try await database.schema("app_store_notifications").field(FieldKey(stringLiteral: name), type).update()
         }
         try await database.schema("app_store_transactions").field("revocation_reason", .int64).update()
+        // Transactions are claimed by the app's post; those learnt from notifications are recorded unclaimed.
+        try await database.schema("app_store_transactions").field("claimed_at", .int64).update()
+        try await sql.raw("UPDATE app_store_transactions SET claimed_at = created_at").run()
     }
 
     /// Drops the new table and recreates the old one empty (subscription state is rebuilt from the App Store).

@@ -45,14 +45,22 @@ private struct RollBack: Error {
 extension ChorusStore {
     /// Claims the transaction for the user and grants what it bought, atomically. A transaction id is claimed once;
     /// a subscription belongs to the account that first claimed one of its transactions.
+    ///
+    /// - Parameter byApp: `true` when the app posted the purchase (it claims the transaction); `false` when a
+    ///   notification brought it (it is recorded for the owner, and the app's own post of it later still succeeds).
     func recordPurchase(
-        _ purchase: VerifiedPurchase, product: CatalogProduct, userID: String, tierOf: @escaping @Sendable (String) -> PlanTier?, now: Date
+        _ purchase: VerifiedPurchase, product: CatalogProduct, userID: String, byApp: Bool = true,
+        tierOf: @escaping @Sendable (String) -> PlanTier?, now: Date
     )
         async throws -> PurchaseOutcome
     {
         do {
             return try await writeTransaction { tx in
-                guard try await tx.claimTransaction(purchase, userID: userID, now: now) else { return .duplicate }
+                let recorded =
+                    byApp
+                    ? try await tx.claimTransaction(purchase, userID: userID, now: now)
+                    : try await tx.recordTransaction(purchase, userID: userID, now: now)
+                guard recorded else { return .duplicate }
                 switch product {
                 case .addon(let terms):
                     try await tx.insertBucket(
@@ -90,16 +98,38 @@ extension ChorusStore {
         }
     }
 
-    /// Claims a transaction id for `userID`; `false` when it was claimed before (by anyone).
+    /// Claims a transaction id for `userID` (the app posted it): one compare-and-set. `false` when the app posted it
+    /// before (for anyone) or it belongs to another account. A transaction only recorded from a notification for the
+    /// same account is claimed now.
     func claimTransaction(_ purchase: VerifiedPurchase, userID: String, now: Date) async throws -> Bool {
+        try await insertTransaction(
+            purchase, userID: userID, claimedAt: now, now: now,
+            onConflict: """
+                ON CONFLICT (transaction_id) DO UPDATE SET claimed_at = excluded.claimed_at
+                WHERE app_store_transactions.claimed_at IS NULL AND app_store_transactions.user_id = excluded.user_id
+                """)
+    }
+
+    /// Records a transaction a notification brought, for the subscription's owner, unclaimed; `false` when it is
+    /// already stored.
+    func recordTransaction(_ purchase: VerifiedPurchase, userID: String, now: Date) async throws -> Bool {
+        try await insertTransaction(purchase, userID: userID, claimedAt: nil, now: now, onConflict: "ON CONFLICT (transaction_id) DO NOTHING")
+    }
+
+    private func insertTransaction(
+        _ purchase: VerifiedPurchase, userID: String, claimedAt: Date?, now: Date, onConflict: SQLQueryString
+    )
+        async throws -> Bool
+    {
         try await sql.raw(
             """
             INSERT INTO app_store_transactions (transaction_id, user_id, product_id, original_transaction_id, purchase_date,
-              expires_date, environment, revoked_at, revocation_reason, created_at)
+              expires_date, environment, revoked_at, revocation_reason, claimed_at, created_at)
             VALUES (\(bind: purchase.transactionID), \(bind: userID), \(bind: purchase.productID), \(bind: purchase.originalTransactionID),
               \(bind: purchase.purchaseDate.epochMillis), \(bind: purchase.expiresDate?.epochMillis), \(bind: purchase.environment.rawValue),
-              \(bind: purchase.revocationDate?.epochMillis), \(bind: purchase.revocationReason.map(Int64.init)), \(bind: now.epochMillis))
-            ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id
+              \(bind: purchase.revocationDate?.epochMillis), \(bind: purchase.revocationReason.map(Int64.init)),
+              \(bind: claimedAt?.epochMillis), \(bind: now.epochMillis))
+            \(onConflict) RETURNING transaction_id
             """
         ).first() != nil
     }

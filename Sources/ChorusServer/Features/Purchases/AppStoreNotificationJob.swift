@@ -47,10 +47,11 @@ struct AppStoreNotificationJob {
                     ?? transaction.appAccountToken.map { $0.uuidString.lowercased() }
                 if let owner, try await store.userExists(id: owner) {
                     if try await store.subscription(originalTransactionID: original) == nil {
-                        let recorded = try await store.recordPurchase(transaction, product: .plan(terms), userID: owner, tierOf: tierOf, now: now)
+                        let recorded = try await store.recordPurchase(
+                            transaction, product: .plan(terms), userID: owner, byApp: false, tierOf: tierOf, now: now)
                         return recorded == .applied ? "subscribed" : "unchanged"
                     }
-                    _ = try await store.claimTransaction(transaction, userID: owner, now: now)
+                    _ = try await store.recordTransaction(transaction, userID: owner, now: now)
                 }
             }
             let update = try await store.applySubscriptionEvent(
