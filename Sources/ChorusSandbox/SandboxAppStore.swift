@@ -53,8 +53,8 @@ public final class SandboxAppStore: Sendable {
         self.environment = environment
         self.appAppleID = appAppleID
         self.now = now
-        // Transaction ids start from the clock, so separate processes (the server, `chorus sandbox appstore`) sharing
-        // one database do not issue the same ids.
+        // Transaction ids start from the clock, so transactions issued by separate processes for one server (the
+        // server's own sandbox, `chorus sandbox appstore purchase`) do not collide in its database.
         let seed = UInt64(max(0, Date().timeIntervalSince1970 * 1_000)) * 1_000 + UInt64.random(in: 0..<1_000)
         self.state = NIOLockedValueBox(State(nextTransactionID: seed))
     }

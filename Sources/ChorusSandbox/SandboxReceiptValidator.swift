@@ -246,7 +246,7 @@ public final class SandboxReceiptValidator: Sendable {
     ///
     /// The control API (JSON, snake_case, ISO-8601 dates) is for clients that cannot call this class, such as an app
     /// under development talking to `chorus sandbox`:
-    /// - `POST app-store/receipts` `{"environment": "Production"|"Sandbox"|"Xcode", "bundle_id", "transactions": [T]}`
+    /// - `POST app-store/receipts` `{"environment": "Production"|"Sandbox"|"Xcode" (Sandbox by default), "bundle_id", "transactions": [T]}`
     ///   issues a receipt (201 `{"receipt_data", "environment", "bundle_id", "transactions"}`);
     /// - `POST app-store/receipts/transactions` `{"receipt_data", "transaction": T}` adds a renewal or purchase to the
     ///   receipt's installation (201, the grown receipt in the same shape; 404 for an unknown receipt);
@@ -440,7 +440,7 @@ public final class SandboxReceiptValidator: Sendable {
                 status: .badRequest
             )
         }
-        let environment = body.environment ?? .production
+        let environment = body.environment ?? .sandbox
         var transactions: [SandboxReceiptTransaction] = []
         for item in body.transactions ?? [] {
             transactions.append(resolve(item, after: transactions))
