@@ -1,63 +1,161 @@
 import ChorusAPI
 import Foundation
 
-/// The Calls product: `/mobile/*`. Reached through ``ChorusClient/calls``; every method needs a signed-in user
-/// (``ChorusError/signedOut`` otherwise).
+/// The Calls product: `/mobile/*`. Reached through ``ChorusClient/calls``.
+///
+/// Every method needs a signed-in user (``ChorusError/signedOut`` otherwise) and returns the SDK's own types,
+/// converted from the wire format: camelCase, `Date`s, `TimeInterval`s, and enums with an `unknown(String)` case
+/// so a value added by a newer server never breaks an older app.
 public struct CallsClient: Sendable {
     let session: APISession
 
+    // MARK: Usage and catalog
+
     /// The user's plan, trial and usage counters.
-    public func usageStats() async throws -> UsageStatsResponse {
-        try await session.send(.get("/mobile/usage-stats"))
+    public func usageStats() async throws -> Usage {
+        Usage(try await session.send(.get("/mobile/usage-stats"), as: UsageStatsResponse.self))
     }
 
-    /// Whether the user may place a call now and, if not, why and what would help.
-    public func callPermission() async throws -> CallPermissionResponse {
-        try await session.send(.post("/mobile/check-call-permission"))
+    /// Whether the user may place a call now and, if not, why and what they could buy
+    /// (``CallPermission/upgradeOptions``). Nothing is charged.
+    public func callPermission() async throws -> CallPermission {
+        CallPermission(try await session.send(.post("/mobile/check-call-permission"), as: CallPermissionResponse.self))
     }
 
     /// The subscription plans and the add-on pack, with their App Store product ids.
-    public func pricing() async throws -> PricingResponse {
-        try await session.send(.get("/mobile/pricing"))
+    public func pricing() async throws -> Pricing {
+        Pricing(try await session.send(.get("/mobile/pricing"), as: PricingResponse.self))
     }
 
     /// The built-in scenarios a call can use, in display order.
-    public func scenarios() async throws -> [ScenarioDTO] {
-        try await session.send(.get("/mobile/scenarios"), as: ScenariosResponse.self).scenarios
+    public func scenarios() async throws -> [Scenario] {
+        try await session.send(.get("/mobile/scenarios"), as: ScenariosResponse.self).scenarios.map(Scenario.init)
     }
 
     /// The AI voices.
-    public func voices() async throws -> [VoiceDTO] {
-        try await session.send(.get("/mobile/voices"), as: VoicesResponse.self).voices
+    public func voices() async throws -> [Voice] {
+        try await session.send(.get("/mobile/voices"), as: VoicesResponse.self).voices.map(Voice.init)
     }
+
+    // MARK: Calls
 
     /// Places a call now and charges it to the user's allowance.
     ///
-    /// The request carries `Idempotency-Key: idempotencyKey`, also when it is replayed after a session refresh, so
-    /// the call is placed and charged at most once. To retry a call after a network error, pass the same key again:
-    /// the server answers with the original result instead of placing a second call.
+    /// The request carries `Idempotency-Key: idempotencyKey`, also when it is replayed after a session refresh or
+    /// retried, so the call is placed and charged at most once. To retry a call yourself after a network error,
+    /// pass the same key again: the server answers with the original result instead of placing a second call.
     ///
     /// - Parameters:
     ///   - phoneNumber: E.164, e.g. `+14155550123`.
-    ///   - scenario: a scenario id from ``scenarios()`` (or a custom scenario id).
+    ///   - scenario: a ``Scenario/id`` or a ``CustomScenario/id``.
     ///   - idempotencyKey: identifies this logical call; a new one by default.
-    /// - Throws: ``ChorusError/paymentRequired(_:)`` when the allowance is used up (`trial_exhausted`,
-    ///   `weekly_limit_reached`, …); ``ChorusError/validation(_:)`` for a malformed number;
+    /// - Returns: the call and the allowance left after it.
+    /// - Throws: ``ChorusError/paymentRequired(_:)`` when the allowance is used up (trial exhausted, weekly or
+    ///   monthly limit reached), with what the user could buy; ``ChorusError/validation(_:)`` for a malformed number;
     ///   ``ChorusError/api(status:detail:)`` for an unknown scenario (400) or a key still in progress (409).
-    public func makeCall(
-        to phoneNumber: String, scenario: String = "default", idempotencyKey: UUID = UUID()
-    ) async throws
-        -> MakeCallResponse
-    {
+    public func makeCall(to phoneNumber: String, scenario: String = "default", idempotencyKey: UUID = UUID()) async throws -> PlacedCall {
         var request = try APIRequest.post("/mobile/make-call", json: MakeCallRequest(phoneNumber: phoneNumber, scenario: scenario))
         request.headers["Idempotency-Key"] = idempotencyKey.uuidString.lowercased()
-        return try await session.send(request)
+        return PlacedCall(try await session.send(request, as: MakeCallResponse.self))
     }
 
-    /// The user's most recent calls, newest first, and the total number of calls.
+    /// The user's most recent calls, newest first, and how many calls they made in all.
     ///
     /// - Parameter limit: how many calls to return, 1–100.
-    public func callHistory(limit: Int = 10) async throws -> CallHistoryResponse {
-        try await session.send(.get("/mobile/call-history", query: [URLQueryItem(name: "limit", value: String(limit))]))
+    /// - Throws: ``ChorusError/validation(_:)`` (field `limit`) for a limit outside 1–100.
+    public func callHistory(limit: Int = 10) async throws -> CallHistory {
+        let request = APIRequest.get("/mobile/call-history", query: [URLQueryItem(name: "limit", value: String(limit))])
+        return CallHistory(try await session.send(request, as: CallHistoryResponse.self))
+    }
+
+    /// One call with its timeline, transcript and latency figures.
+    ///
+    /// - Parameter sid: a ``Call/sid`` or ``PlacedCall/sid``.
+    /// - Throws: ``ChorusError/notFound`` when the user has no call with this id.
+    public func call(sid: String) async throws -> CallDetail {
+        CallDetail(try await session.send(.get("/mobile/calls/\(sid)"), as: CallDetailResponse.self))
+    }
+
+    /// Deletes a call's transcript for good; the call stays in the history, and ``CallDetail/transcript`` is then `nil`.
+    ///
+    /// - Throws: ``ChorusError/notFound`` when the user has no call with this id.
+    public func deleteTranscript(sid: String) async throws {
+        try await session.send(APIRequest(method: "DELETE", path: "/mobile/calls/\(sid)/transcript"))
+    }
+
+    // MARK: Scheduled calls
+
+    /// Schedules a call for later. The allowance is checked now (nothing is charged until the call is placed); if
+    /// it is used up by then, the schedule ends ``ScheduledCall/Status-swift.enum/refused``.
+    ///
+    /// The request carries `Idempotency-Key: idempotencyKey` like ``makeCall(to:scenario:idempotencyKey:)``. The
+    /// current server does **not** honour the key on this endpoint: a request repeated after a lost answer may
+    /// create a second schedule (cancel the extra one from ``scheduledCalls()``). The SDK sends it anyway so that
+    /// retries become safe as soon as the server supports it.
+    ///
+    /// - Parameters:
+    ///   - phoneNumber: E.164, e.g. `+14155550123`.
+    ///   - scenario: a ``Scenario/id`` or a ``CustomScenario/id``.
+    ///   - time: when to call, at most 30 days ahead; `nil` for one minute from now.
+    ///   - idempotencyKey: identifies this logical request; a new one by default.
+    /// - Throws: ``ChorusError/paymentRequired(_:)`` when a call could not be placed now;
+    ///   ``ChorusError/validation(_:)`` for a malformed number or a time in the past or too far ahead;
+    ///   ``ChorusError/api(status:detail:)`` for an unknown scenario (400).
+    public func scheduleCall(
+        to phoneNumber: String, scenario: String = "default", at time: Date? = nil, idempotencyKey: UUID = UUID()
+    ) async throws -> ScheduledCall {
+        let body = ScheduleCallRequest(phoneNumber: phoneNumber, scenario: scenario, scheduledTime: time)
+        var request = try APIRequest.post("/mobile/schedule-call", json: body)
+        request.headers["Idempotency-Key"] = idempotencyKey.uuidString.lowercased()
+        return ScheduledCall(try await session.send(request, as: ScheduledCallDTO.self))
+    }
+
+    /// The user's scheduled calls, whatever their status.
+    public func scheduledCalls() async throws -> [ScheduledCall] {
+        try await session.send(.get("/mobile/scheduled-calls"), as: ScheduledCallsResponse.self).scheduledCalls.map(ScheduledCall.init)
+    }
+
+    /// Cancels a scheduled call that is still ``ScheduledCall/Status-swift.enum/scheduled``. Cancelling it again
+    /// succeeds again.
+    ///
+    /// - Parameter id: a ``ScheduledCall/id``.
+    /// - Returns: the schedule, now ``ScheduledCall/Status-swift.enum/cancelled``.
+    /// - Throws: ``ChorusError/notFound`` when the user has no such schedule; ``ChorusError/api(status:detail:)``
+    ///   (409) when the call is already being placed or over.
+    @discardableResult
+    public func cancelScheduledCall(id: Int) async throws -> ScheduledCall {
+        let request = APIRequest(method: "DELETE", path: "/mobile/scheduled-calls/\(id)")
+        return ScheduledCall(try await session.send(request, as: ScheduledCallDTO.self))
+    }
+
+    // MARK: Custom scenarios
+
+    /// The user's custom scenarios.
+    public func customScenarios() async throws -> [CustomScenario] {
+        try await session.send(.get("/mobile/custom-scenarios"), as: CustomScenariosResponse.self).customScenarios.map(CustomScenario.init)
+    }
+
+    /// Creates a custom scenario; its ``CustomScenario/id`` can then be used as a call's scenario. Needs an active
+    /// Basic or Premium plan; at most 20 per user.
+    ///
+    /// The server has no endpoint to edit a custom scenario: to change one, create the new version and delete the old.
+    ///
+    /// - Parameters:
+    ///   - name: 1–60 characters.
+    ///   - persona: who the AI plays and what the call is about, 20–2,000 characters.
+    ///   - voiceID: a ``Voice/id``.
+    /// - Throws: ``ChorusError/paymentRequired(_:)`` without a plan; ``ChorusError/validation(_:)`` for an invalid
+    ///   name, persona or voice; ``ChorusError/api(status:detail:)`` (409) when the user already has 20.
+    public func createCustomScenario(name: String, persona: String, voiceID: String) async throws -> CustomScenario {
+        let request = try APIRequest.post("/mobile/custom-scenarios", json: CreateCustomScenarioRequest(name: name, persona: persona, voice: voiceID))
+        return CustomScenario(try await session.send(request, as: CustomScenarioDTO.self))
+    }
+
+    /// Deletes a custom scenario.
+    ///
+    /// - Parameter id: a ``CustomScenario/id``.
+    /// - Throws: ``ChorusError/notFound`` when the user has no such scenario.
+    public func deleteCustomScenario(id: String) async throws {
+        try await session.send(APIRequest(method: "DELETE", path: "/mobile/custom-scenarios/\(id)"))
     }
 }

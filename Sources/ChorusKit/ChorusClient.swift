@@ -7,7 +7,7 @@ import Foundation
 /// ```swift
 /// let chorus = ChorusClient(environment: .production(url), tokenStore: FileTokenStore(fileURL: sessionFile))
 /// try await chorus.auth.login(email: email, password: password)
-/// let stats = try await chorus.calls.usageStats()
+/// let usage = try await chorus.calls.usageStats()
 /// let call = try await chorus.calls.makeCall(to: "+14155550123", scenario: "default")
 /// ```
 ///
@@ -23,8 +23,10 @@ public final class ChorusClient: Sendable {
     public let environment: ChorusEnvironment
     /// Register, sign in, refresh and sign out.
     public let auth: AuthClient
-    /// Usage, plans, the catalog, placing calls and the call history.
+    /// Usage, plans, the catalog, placing and scheduling calls, the call history and custom scenarios.
     public let calls: CallsClient
+    /// App Store purchases and the subscription status.
+    public let purchases: PurchasesClient
 
     /// - Parameters:
     ///   - environment: the server.
@@ -41,5 +43,6 @@ public final class ChorusClient: Sendable {
         let session = APISession(baseURL: environment.baseURL, tokenStore: tokenStore, transport: transport, options: options)
         self.auth = AuthClient(session: session)
         self.calls = CallsClient(session: session)
+        self.purchases = PurchasesClient(session: session)
     }
 }

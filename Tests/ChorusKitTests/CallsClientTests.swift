@@ -14,11 +14,11 @@ struct CallsClientTests {
             #expect(await chorus.auth.isSignedIn)
 
             let usage = try await chorus.calls.usageStats()
-            #expect(usage.appType == "mobile_consumer", "X-App-Type: mobile was sent at registration")
+            #expect(usage.appType == .mobileConsumer, "X-App-Type: mobile was sent at registration")
             #expect(usage.isTrialActive && usage.trialCallsRemaining == 3 && usage.callsMadeTotal == 0)
 
             let permission = try await chorus.calls.callPermission()
-            #expect(permission.canMakeCall && permission.status == "trial_call_available")
+            #expect(permission.canMakeCall && permission.status == .trialCallAvailable && permission.callsRemaining == 3)
 
             let scenarios = try await chorus.calls.scenarios()
             #expect(scenarios.count == 23)
@@ -27,14 +27,14 @@ struct CallsClientTests {
             #expect(try await chorus.calls.pricing().plans.map(\.price) == ["$4.99", "$25.00"])
 
             let call = try await chorus.calls.makeCall(to: "+14155550100", scenario: scenarios[1].id)
-            #expect(call.callSid.hasPrefix("CA") && call.status == "initiated" && call.durationLimit == 60)
-            #expect(call.usageStats.callsRemainingThisWeek == 2)
+            #expect(call.sid.hasPrefix("CA") && call.status == .initiated && call.durationLimit == 60)
+            #expect(call.remaining.thisWeek == 2)
 
             let history = try await chorus.calls.callHistory(limit: 5)
             #expect(history.totalCalls == 1)
-            #expect(history.callHistory.map(\.callSid) == [call.callSid])
-            #expect(history.callHistory.first?.scenario == scenarios[1].id)
-            #expect(history.callHistory.first?.phoneNumber == "+14155550100")
+            #expect(history.calls.map(\.sid) == [call.sid])
+            #expect(history.calls.first?.scenarioID == scenarios[1].id)
+            #expect(history.calls.first?.phoneNumber == "+14155550100")
         }
     }
 
@@ -51,11 +51,11 @@ struct CallsClientTests {
                 Issue.record("expected paymentRequired, got \(String(describing: error))")
                 return
             }
-            #expect(detail.error == "trial_exhausted")
-            #expect(!detail.upgradeOptions.isEmpty)
+            #expect(detail.reason == .trialExhausted)
+            #expect(detail.upgradeOptions.map(\.kind) == [.plan(.basic), .plan(.premium)])
             #expect(error?.errorDescription == detail.message && !detail.message.isEmpty)
             let permission = try await chorus.calls.callPermission()
-            #expect(!permission.canMakeCall && permission.status == "trial_exhausted")
+            #expect(!permission.canMakeCall && permission.status == .trialExhausted && permission.callsRemaining == 0)
             #expect(try await chorus.calls.callHistory().totalCalls == 3)
         }
     }
@@ -93,7 +93,7 @@ struct CallsClientTests {
             let replay = try await chorus.calls.makeCall(to: "+14155550100", idempotencyKey: key)
             #expect(replay == first)
             let other = try await chorus.calls.makeCall(to: "+14155550100")
-            #expect(other.callSid != first.callSid)
+            #expect(other.sid != first.sid)
             let usage = try await chorus.calls.usageStats()
             #expect(usage.callsMadeTotal == 2 && usage.trialCallsRemaining == 1)
         }
