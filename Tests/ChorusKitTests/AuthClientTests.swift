@@ -17,7 +17,7 @@ struct AuthClientTests {
             // Sent unencoded, `+` would read as a space and `&`/`=` would split the fields: the login would fail.
             try await chorus.auth.login(email: email, password: password)
             #expect(await store.load() != nil)
-            #expect(try await chorus.calls.usageStats().appType == "mobile_consumer")
+            #expect(try await chorus.calls.usageStats().appType == .mobileConsumer)
 
             let wrong = await #expect(throws: ChorusError.self) {
                 try await server.client().auth.login(email: email, password: password + "x")
@@ -75,7 +75,7 @@ struct AuthClientTests {
             let issued = try #require(await store.load())
             try await Task.sleep(for: .milliseconds(3_100))
             let call = try await chorus.calls.makeCall(to: "+14155550100")
-            #expect(call.callSid.hasPrefix("CA"))
+            #expect(call.sid.hasPrefix("CA"))
             #expect(await store.load()?.refreshToken != issued.refreshToken)
             #expect(try await chorus.calls.callHistory().totalCalls == 1, "the replayed request placed exactly one call")
         }

@@ -18,7 +18,7 @@ struct SingleFlightRefreshTests {
 
         let sids = try await withThrowingTaskGroup(of: String.self) { group in
             for index in 0..<10 {
-                group.addTask { try await chorus.calls.makeCall(to: "+1415555010\(index)").callSid }
+                group.addTask { try await chorus.calls.makeCall(to: "+1415555010\(index)").sid }
             }
             return try await group.reduce(into: [String]()) { $0.append($1) }
         }
