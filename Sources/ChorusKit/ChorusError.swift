@@ -7,11 +7,17 @@ import FoundationNetworking
 
 /// Everything a ``ChorusClient`` call can fail with. Each case has a message fit to show the user
 /// (``errorDescription``); switch on the case to react (offer a plan, show the sign-in screen, retry later).
+///
+/// Answers that say "try again" (429, 503) and network failures of idempotent requests have already been retried
+/// according to ``ChorusClientOptions/retry`` by the time one of these errors reaches you.
 public enum ChorusError: Error, LocalizedError {
-    /// 402: the user's allowance does not cover this. `detail.error` says why (e.g. `trial_exhausted`,
-    /// `weekly_limit_reached`) and `detail.upgradeOptions` what would help.
-    case paymentRequired(PaymentRequiredDetail)
-    /// 429: too many requests; retry after the given number of seconds when the server said.
+    /// 402: the user's allowance does not cover this. ``PaymentRequired/reason`` says why (e.g. the trial is used up)
+    /// and ``PaymentRequired/upgradeOptions`` what would help.
+    case paymentRequired(PaymentRequired)
+    /// 429: too many requests. `retryAfter` is the server's `Retry-After` in seconds, when it sent one.
+    ///
+    /// Thrown once the retries are used up, or at once when the server asks for a longer wait than
+    /// ``RetryPolicy/maxDelay``.
     case rateLimited(retryAfter: TimeInterval?)
     /// 422: the request had invalid fields (e.g. `phone_number` not in E.164 form).
     case validation([FieldError])
@@ -22,19 +28,21 @@ public enum ChorusError: Error, LocalizedError {
     case signedOut
     /// 404: what was asked for does not exist (for this user).
     case notFound
-    /// 5xx: the server failed. Quote `requestID` to support so they can find the request.
+    /// 5xx: the server failed (`status` 503: it is temporarily unavailable). Quote `requestID` to support so they can
+    /// find the request.
     case server(status: Int, requestID: String?)
     /// Any other refusal, with the server's explanation (e.g. 400 "Email already registered", 409).
     case api(status: Int, detail: String)
-    /// No answer arrived: offline, timed out, DNS, TLS…
+    /// No answer arrived: offline, timed out, DNS, TLS… `underlying` is the transport's error (usually a `URLError`).
     case network(any Error)
     /// An answer arrived but could not be read (an incompatible server version or a proxy's page).
     case decoding(String)
 
+    /// A message fit to show the user.
     public var errorDescription: String? {
         switch self {
-        case .paymentRequired(let detail):
-            return detail.message
+        case .paymentRequired(let refusal):
+            return refusal.message.isEmpty ? "Your plan does not cover this. Please upgrade to continue." : refusal.message
         case .rateLimited(let retryAfter):
             guard let retryAfter, retryAfter > 0 else { return "Too many requests. Please wait a moment and try again." }
             let seconds = Int(retryAfter.rounded(.up))
@@ -48,8 +56,11 @@ public enum ChorusError: Error, LocalizedError {
             return "Your session has ended. Please sign in again."
         case .notFound:
             return "This item could not be found."
-        case .server(_, let requestID):
-            let base = "Something went wrong on our side. Please try again later."
+        case .server(let status, let requestID):
+            let base =
+                status == 503
+                ? "Chorus is temporarily unavailable. Please try again in a few minutes."
+                : "Something went wrong on our side. Please try again later."
             return requestID.map { "\(base) (Request ID: \($0))" } ?? base
         case .api(_, let detail):
             return detail
@@ -77,7 +88,9 @@ public enum ChorusError: Error, LocalizedError {
         case 401:
             return .unauthorized
         case 402:
-            if let payload = try? decoder.decode(PaymentRequiredResponse.self, from: body) { return .paymentRequired(payload.detail) }
+            if let payload = try? decoder.decode(PaymentRequiredResponse.self, from: body) {
+                return .paymentRequired(PaymentRequired(payload.detail))
+            }
         case 404:
             return .notFound
         case 422:
@@ -112,4 +125,40 @@ extension HTTPURLResponse {
         if let value = value(forHTTPHeaderField: name) { return value }
         return allHeaderFields.first { ($0.key as? String)?.caseInsensitiveCompare(name) == .orderedSame }?.value as? String
     }
+}
+
+/// Why a request was refused with 402 Payment Required, and what the user can buy to go on.
+///
+/// Built from the server's 402 body (`{"detail": {"error", "message", "upgrade_options", "timestamp"}}`); the
+/// reason uses the same values as ``CallPermission/status``, the offers the same type as
+/// ``CallPermission/upgradeOptions``.
+/// ```swift
+/// } catch ChorusError.paymentRequired(let refusal) {
+///     if refusal.reason == .trialExhausted { showPaywall(offers: refusal.upgradeOptions) }
+/// }
+/// ```
+public struct PaymentRequired: Sendable, Hashable {
+    /// Why the request was refused (the body's `error`): ``CallPermission/Status/trialExhausted``,
+    /// ``CallPermission/Status/weeklyLimitReached``, ``CallPermission/Status/monthlyLimitReached``,
+    /// ``CallPermission/Status/upgradeRequired``, or ``CallPermission/Status/unknown(_:)`` for a reason this SDK
+    /// version does not know.
+    public var reason: CallPermission.Status
+    /// The server's explanation, fit to show the user (also ``ChorusError/errorDescription``).
+    public var message: String
+    /// What the user could buy to go on, in the server's order of recommendation; empty when nothing would help.
+    public var upgradeOptions: [UpgradeOffer]
+    /// When the server refused the request.
+    public var timestamp: Date
+
+    /// Converts the wire format.
+    public init(_ dto: PaymentRequiredDetail) {
+        reason = CallPermission.Status(rawValue: dto.error)
+        message = dto.message
+        upgradeOptions = dto.upgradeOptions.map(UpgradeOffer.init)
+        timestamp = dto.timestamp
+    }
+
+    /// The server's raw reason, e.g. `trial_exhausted`.
+    @available(*, deprecated, renamed: "reason", message: "Use the typed `reason`; this raw value will be removed.")
+    public var error: String { reason.rawValue }
 }
