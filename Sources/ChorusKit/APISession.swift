@@ -19,6 +19,21 @@ struct APIRequest: Sendable {
     var headers: [String: String] = [:]
     /// Whether the request carries the access token (and may refresh it once on 401).
     var authenticated = true
+    /// Whether sending the request twice is harmless, so that it may be retried after a network failure; `nil`:
+    /// derived (see ``isIdempotent``).
+    var idempotent: Bool?
+
+    /// Whether the request may be retried after a network failure: as set in ``idempotent``, else true for GET,
+    /// HEAD, PUT and DELETE and for requests carrying an `Idempotency-Key` (which the server deduplicates).
+    var isIdempotent: Bool {
+        if let idempotent { return idempotent }
+        return ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"].contains(method.uppercased()) || idempotencyKey != nil
+    }
+
+    /// The `Idempotency-Key` header, if the request carries one (the name matched case-insensitively).
+    var idempotencyKey: String? {
+        headers.first { $0.key.caseInsensitiveCompare("Idempotency-Key") == .orderedSame }?.value
+    }
 
     static func get(_ path: String, query: [URLQueryItem] = []) -> APIRequest {
         APIRequest(method: "GET", path: path, query: query)
@@ -40,7 +55,11 @@ struct APIRequest: Sendable {
 }
 
 /// The machinery shared by the feature clients: builds requests, attaches the session, refreshes it once on 401,
-/// and turns answers into DTOs or ``ChorusError``s.
+/// retries per ``ChorusClientOptions/retry`` (see `RetryPolicy.delay(after:attempt:idempotent:lostAnswerEarlier:random:)`
+/// for the rules), and turns answers into DTOs or ``ChorusError``s.
+///
+/// Every attempt of one request — retries and the replay after a refresh — is the same request: same body, same
+/// headers, same `Idempotency-Key`.
 final class APISession: Sendable {
     let baseURL: URL
     let transport: any HTTPTransport
@@ -127,8 +146,40 @@ final class APISession: Sendable {
         var response: HTTPURLResponse
     }
 
+    /// Sends `request` until it gets an answer to deliver, retrying per ``options``' retry policy. Throws
+    /// ``ChorusError/network(_:)`` when the last attempt got no answer, `CancellationError` when cancelled (also
+    /// while waiting between attempts).
     private func perform(_ request: APIRequest, accessToken: String?) async throws -> Answer {
         let urlRequest = try makeURLRequest(request, accessToken: accessToken)
+        let policy = options.retry
+        var lostAnswer = false
+        var attempt = 1
+        while true {
+            try Task.checkCancellation()
+            let delay: TimeInterval?
+            do {
+                let answer = try await performOnce(urlRequest)
+                let status = answer.response.statusCode
+                let retryAfter = answer.response.header("Retry-After").flatMap(ChorusError.parseRetryAfter)
+                delay = policy.delay(
+                    after: .answer(status: status, retryAfter: retryAfter), attempt: attempt, idempotent: request.isIdempotent,
+                    lostAnswerEarlier: lostAnswer
+                )
+                guard delay != nil else { return answer }
+            } catch ChorusError.network(let underlying) {
+                lostAnswer = true
+                delay = policy.delay(after: .networkFailure, attempt: attempt, idempotent: request.isIdempotent, lostAnswerEarlier: true)
+                guard delay != nil else { throw ChorusError.network(underlying) }
+            }
+            if let delay, delay > 0 {
+                try await Task.sleep(for: .seconds(delay))  // throws CancellationError at once when cancelled
+            }
+            attempt += 1
+        }
+    }
+
+    /// One attempt: no answer becomes ``ChorusError/network(_:)`` (or `CancellationError` when cancelled).
+    private func performOnce(_ urlRequest: URLRequest) async throws -> Answer {
         do {
             let (data, response) = try await transport.send(urlRequest)
             return Answer(data: data, response: response)
