@@ -17,6 +17,9 @@ public struct StoredTokens: Codable, Sendable, Hashable {
     /// Exchanged once, at `POST /auth/refresh`, for a new pair (the server rotates it and detects reuse).
     public var refreshToken: String
 
+    /// - Parameters:
+    ///   - accessToken: the bearer token.
+    ///   - refreshToken: the token that renews it.
     public init(accessToken: String, refreshToken: String) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
@@ -32,6 +35,9 @@ public struct StoredTokens: Codable, Sendable, Hashable {
 ///
 /// The client saves the pair after register, login and every refresh, and clears it on logout or when the server
 /// ends the session. Implementations must be safe to call concurrently.
+///
+/// In an app use ``KeychainTokenStore`` (Apple platforms); ``FileTokenStore`` persists elsewhere (Linux, command-line
+/// tools), ``InMemoryTokenStore`` suits tests and previews.
 public protocol TokenStore: Sendable {
     /// The stored session, or `nil` when signed out.
     func load() async throws -> StoredTokens?
@@ -50,10 +56,13 @@ public actor InMemoryTokenStore: TokenStore {
         self.tokens = tokens
     }
 
+    /// The session held, or `nil`.
     public func load() -> StoredTokens? { tokens }
 
+    /// Holds `tokens` instead.
     public func save(_ tokens: StoredTokens) { self.tokens = tokens }
 
+    /// Forgets the session.
     public func clear() { tokens = nil }
 }
 
@@ -70,6 +79,9 @@ public actor FileTokenStore: TokenStore {
         self.fileURL = fileURL
     }
 
+    /// The session in the file, or `nil` when there is no file.
+    ///
+    /// - Throws: when the file exists but cannot be read or decoded.
     public func load() throws -> StoredTokens? {
         let data: Data
         do {
@@ -80,6 +92,7 @@ public actor FileTokenStore: TokenStore {
         return try JSONDecoder().decode(StoredTokens.self, from: data)
     }
 
+    /// Writes `tokens` to the file atomically, owner-only, creating its directory if needed.
     public func save(_ tokens: StoredTokens) throws {
         let manager = FileManager.default
         let directory = fileURL.deletingLastPathComponent()
@@ -101,6 +114,7 @@ public actor FileTokenStore: TokenStore {
         }
     }
 
+    /// Deletes the file; there being none is not an error.
     public func clear() throws {
         guard FileManager.default.fileExists(atPath: fileURL.path) else { return }
         try FileManager.default.removeItem(at: fileURL)

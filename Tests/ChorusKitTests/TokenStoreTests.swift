@@ -50,4 +50,24 @@ struct TokenStoreTests {
         await store.clear()
         #expect(await store.load() == nil)
     }
+
+    #if canImport(Security)
+    @Test("KeychainTokenStore: round trip, overwrite, clear (Apple platforms only)")
+    func keychain() async throws {
+        let store = KeychainTokenStore(service: "ChorusKitTests-\(UUID().uuidString)", account: "session")
+        defer { Task { try? await store.clear() } }
+        #expect(try await store.load() == nil)
+        let first = StoredTokens(accessToken: "access-1", refreshToken: "refresh-1")
+        try await store.save(first)
+        #expect(try await store.load() == first)
+        #expect(try await KeychainTokenStore(service: store.service, account: "session").load() == first)
+        #expect(try await KeychainTokenStore(service: store.service, account: "other").load() == nil)
+        let second = StoredTokens(accessToken: "access-2", refreshToken: "refresh-2")
+        try await store.save(second)
+        #expect(try await store.load() == second)
+        try await store.clear()
+        #expect(try await store.load() == nil)
+        try await store.clear()
+    }
+    #endif
 }
