@@ -46,7 +46,9 @@ public struct AuthClient: Sendable {
         guard let tokens = try await session.tokenStore.load() else { return }
         var failure: (any Error)?
         do {
-            try await session.send(try APIRequest.post("/auth/logout", json: LogoutRequest(refreshToken: tokens.refreshToken)))
+            var request = try APIRequest.post("/auth/logout", json: LogoutRequest(refreshToken: tokens.refreshToken))
+            request.idempotent = true  // revoking a session twice is harmless: retried after a network failure
+            try await session.send(request)
         } catch ChorusError.signedOut {
             // The server had already ended the session.
         } catch {

@@ -56,6 +56,50 @@ struct ErrorMappingTests {
         }
     }
 
+    @Test("402 becomes PaymentRequired: a typed reason (unknown values kept), the message and the offers")
+    func paymentRequired() throws {
+        let body = #"""
+            {"detail":{"error":"trial_exhausted","message":"Your free trial calls are used up.","timestamp":"2025-01-06T12:00:00Z",
+            "upgrade_options":[{"plan":"basic","price":"$4.99","calls":"5/week","product_id":"speech_assistant_basic_weekly"},
+            {"plan":"addon","price":"$4.99","calls":"5 additional","product_id":"speech_assistant_addon_calls"}]}}
+            """#
+        let error = try map(402, body)
+        guard case .paymentRequired(let refusal) = error else {
+            Issue.record("expected paymentRequired, got \(error)")
+            return
+        }
+        #expect(refusal.reason == .trialExhausted)
+        #expect(refusal.message == "Your free trial calls are used up." && error.errorDescription == refusal.message)
+        #expect(refusal.upgradeOptions.map(\.productID) == ["speech_assistant_basic_weekly", "speech_assistant_addon_calls"])
+        #expect(refusal.upgradeOptions.map(\.kind) == [.plan(.basic), .addOnPack])
+
+        let future = try map(402, body.replacingOccurrences(of: "trial_exhausted", with: "family_plan_required"))
+        guard case .paymentRequired(let unknown) = future else {
+            Issue.record("expected paymentRequired, got \(future)")
+            return
+        }
+        #expect(unknown.reason == .unknown("family_plan_required"), "a new server value never breaks an old app")
+        guard case .api(402, _) = try map(402, #"{"detail":"Payment required"}"#) else {
+            Issue.record("expected api(402) for a body that is not the contract's")
+            return
+        }
+    }
+
+    @Test("every case has a message for the user")
+    func messages() {
+        let cases: [ChorusError] = [
+            .rateLimited(retryAfter: nil), .rateLimited(retryAfter: 1), .validation([]), .unauthorized, .signedOut, .notFound,
+            .server(status: 500, requestID: nil), .server(status: 503, requestID: "r"), .api(status: 400, detail: "Bad"),
+            .network(URLError(.timedOut)), .network(URLError(.cannotFindHost)), .decoding("x"),
+        ]
+        for error in cases {
+            #expect(error.errorDescription?.isEmpty == false, "\(error)")
+        }
+        #expect(ChorusError.rateLimited(retryAfter: 1).errorDescription == "Too many requests. Please try again in 1 second.")
+        #expect(ChorusError.server(status: 503, requestID: "r").errorDescription?.contains("temporarily unavailable") == true)
+        #expect(ChorusError.network(URLError(.timedOut)).errorDescription?.contains("timed out") == true)
+    }
+
     @Test("other statuses: detail text, notFound, and a fallback for bodies that are not the contract's")
     func otherStatuses() throws {
         guard
@@ -88,6 +132,9 @@ struct ErrorMappingTests {
     @Test("environments and request URLs")
     func urls() throws {
         #expect(ChorusEnvironment.development.baseURL.absoluteString == "http://localhost:5050")
+        #expect(!ChorusEnvironment.development.isProduction)
+        let production = ChorusEnvironment.production(URL(string: "https://api.example.com")!)
+        #expect(production.isProduction && production.baseURL.host == "api.example.com")
         let session = APISession(
             baseURL: URL(string: "https://example.com/v1")!, tokenStore: InMemoryTokenStore(), transport: URLSessionTransport()
         )
