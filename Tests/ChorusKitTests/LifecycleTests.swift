@@ -2,6 +2,10 @@ import ChorusKit
 import Foundation
 import Testing
 
+#if canImport(Observation)
+import Observation
+#endif
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -167,6 +171,60 @@ struct LifecycleTests {
             #expect(try await chorus.purchases.subscriptionStatus().plan == .basic)
         }
     }
+
+    #if canImport(Observation)
+    @Test("UsageModel: loads usage and permission, counts calls down, fills the upgrade options on refusal, and is observable")
+    func usageModel() async throws {
+        try await LiveServer.run { server in try await Self.exerciseUsageModel(server) }
+    }
+
+    @MainActor
+    private static func exerciseUsageModel(_ server: LiveServer) async throws {
+        let chorus = server.client()
+        try await chorus.auth.register(email: LiveServer.newEmail("model"), password: "correct horse battery")
+        let model = UsageModel(client: chorus)
+        #expect(model.usage == nil && !model.canMakeCall && model.callsRemaining == 0 && model.error == nil)
+
+        let changed = Changed()
+        withObservationTracking {
+            _ = model.callsRemaining
+        } onChange: {
+            changed.fire()
+        }
+        await model.refresh()
+        #expect(changed.fired, "reading a property and refreshing notifies the observer")
+        #expect(model.canMakeCall && model.callsRemaining == 3 && model.usage?.isTrialActive == true)
+        #expect(model.upgradeOptions.isEmpty && !model.isUpgradeRecommended && !model.isLoading)
+
+        for index in 0..<3 {
+            let call = try await model.makeCall(to: "+1415555040\(index)")
+            #expect(model.callsRemaining == 2 - index && call.remaining.thisWeek == 2 - index)
+        }
+        #expect(!model.canMakeCall && model.permission?.status == .trialExhausted)
+        let refused = await #expect(throws: ChorusError.self) { try await model.makeCall(to: "+14155550409") }
+        guard case .paymentRequired = refused else {
+            Issue.record("expected paymentRequired, got \(String(describing: refused))")
+            return
+        }
+        #expect(model.isUpgradeRecommended && model.upgradeOptions.map(\.kind) == [.plan(.basic), .plan(.premium)])
+
+        try await chorus.auth.logout()
+        await model.refresh()
+        guard case .signedOut = model.error as? ChorusError else {
+            Issue.record("expected signedOut, got \(String(describing: model.error))")
+            return
+        }
+        #expect(model.usage?.callsMadeTotal == 3, "a failed refresh keeps the last values")
+    }
+
+    /// Records an Observation change notification (delivered on any thread).
+    private final class Changed: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        var fired: Bool { lock.withLock { value } }
+        func fire() { lock.withLock { value = true } }
+    }
+    #endif
 
     /// `POST /sandbox/app-store/purchases` with plain URLSession: the signed transaction StoreKit 2 would give the app.
     static func sandboxSignedTransaction(_ baseURL: URL, productID: String, periodSeconds: Int = 604_800) async throws -> String {
