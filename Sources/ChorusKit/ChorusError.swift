@@ -150,6 +150,20 @@ public struct PaymentRequired: Sendable, Hashable {
     /// When the server refused the request.
     public var timestamp: Date
 
+    /// A refusal built by hand, e.g. for a SwiftUI preview of a paywall.
+    ///
+    /// - Parameters:
+    ///   - reason: why the request was refused.
+    ///   - message: the explanation for the user.
+    ///   - upgradeOptions: what would help.
+    ///   - timestamp: when it was refused.
+    public init(reason: CallPermission.Status, message: String, upgradeOptions: [UpgradeOffer] = [], timestamp: Date = Date()) {
+        self.reason = reason
+        self.message = message
+        self.upgradeOptions = upgradeOptions
+        self.timestamp = timestamp
+    }
+
     /// Converts the wire format.
     public init(_ dto: PaymentRequiredDetail) {
         reason = CallPermission.Status(rawValue: dto.error)
@@ -157,8 +171,4 @@ public struct PaymentRequired: Sendable, Hashable {
         upgradeOptions = dto.upgradeOptions.map(UpgradeOffer.init)
         timestamp = dto.timestamp
     }
-
-    /// The server's raw reason, e.g. `trial_exhausted`.
-    @available(*, deprecated, renamed: "reason", message: "Use the typed `reason`; this raw value will be removed.")
-    public var error: String { reason.rawValue }
 }
