@@ -156,22 +156,21 @@ final class APISession: Sendable {
         var attempt = 1
         while true {
             try Task.checkCancellation()
-            let delay: TimeInterval?
+            let delay: TimeInterval
             do {
                 let answer = try await performOnce(urlRequest)
-                let status = answer.response.statusCode
                 let retryAfter = answer.response.header("Retry-After").flatMap(ChorusError.parseRetryAfter)
-                delay = policy.delay(
-                    after: .answer(status: status, retryAfter: retryAfter), attempt: attempt, idempotent: request.isIdempotent,
-                    lostAnswerEarlier: lostAnswer
-                )
-                guard delay != nil else { return answer }
+                let outcome = RetryPolicy.Outcome.answer(status: answer.response.statusCode, retryAfter: retryAfter)
+                guard let wait = policy.delay(after: outcome, attempt: attempt, idempotent: request.isIdempotent, lostAnswerEarlier: lostAnswer)
+                else { return answer }
+                delay = wait
             } catch ChorusError.network(let underlying) {
                 lostAnswer = true
-                delay = policy.delay(after: .networkFailure, attempt: attempt, idempotent: request.isIdempotent, lostAnswerEarlier: true)
-                guard delay != nil else { throw ChorusError.network(underlying) }
+                guard let wait = policy.delay(after: .networkFailure, attempt: attempt, idempotent: request.isIdempotent, lostAnswerEarlier: true)
+                else { throw ChorusError.network(underlying) }
+                delay = wait
             }
-            if let delay, delay > 0 {
+            if delay > 0 {
                 try await Task.sleep(for: .seconds(delay))  // throws CancellationError at once when cancelled
             }
             attempt += 1
