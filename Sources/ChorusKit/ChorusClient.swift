@@ -28,6 +28,8 @@ public final class ChorusClient: Sendable {
     /// App Store purchases and the subscription status.
     public let purchases: PurchasesClient
 
+    /// Creates a client of the server `environment`. Create one per app and share it.
+    ///
     /// - Parameters:
     ///   - environment: the server.
     ///   - tokenStore: where the session is kept; the default forgets it when the process ends.

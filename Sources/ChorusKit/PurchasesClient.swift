@@ -8,7 +8,7 @@ import Foundation
 /// the add-on calls. Finish the StoreKit transaction only after the server accepted it:
 ///
 /// ```swift
-/// let result = try await product.purchase(options: [.appAccountToken(userID)])
+/// let result = try await product.purchase()
 /// if case .success(let verification) = result, case .verified(let transaction) = verification {
 ///     _ = try await chorus.purchases.purchase(signedTransaction: verification.jwsRepresentation, productID: product.id)
 ///     await transaction.finish()
