@@ -226,16 +226,39 @@ struct LifecycleTests {
     }
     #endif
 
+    @Test("a legacy receipt buys the add-on pack: add-on calls after the trial")
+    func legacyReceipt() async throws {
+        try await LiveServer.run { server in
+            let chorus = server.client()
+            try await chorus.auth.register(email: LiveServer.newEmail("receipt"), password: "correct horse battery")
+            let product = try await chorus.calls.pricing().addOnPack.productID
+            let issued = try await Self.sandboxPurchase(server.baseURL, productID: product, kind: "consumable")
+            let receiptText = try #require(issued["receipt_data"] as? String)
+            let receipt = try #require(Data(base64Encoded: receiptText))
+            let result = try await chorus.purchases.purchase(receipt: receipt, productID: product)
+            #expect(!result.isSubscribed && result.plan == nil && result.addOnCallsRemaining > 0)
+            let usage = try await chorus.calls.usageStats()
+            #expect(usage.addOnCallsRemaining == result.addOnCallsRemaining && usage.addOnCallsExpiry != nil)
+            #expect(try await chorus.purchases.subscriptionStatus().state == .none)
+        }
+    }
+
     /// `POST /sandbox/app-store/purchases` with plain URLSession: the signed transaction StoreKit 2 would give the app.
     static func sandboxSignedTransaction(_ baseURL: URL, productID: String, periodSeconds: Int = 604_800) async throws -> String {
+        let issued = try await sandboxPurchase(baseURL, productID: productID, kind: "auto_renewable", periodSeconds: periodSeconds)
+        return try #require(issued["signed_transaction"] as? String)
+    }
+
+    /// `POST /sandbox/app-store/purchases`: the transaction's JSON (`signed_transaction`, `receipt_data`, ids, dates).
+    static func sandboxPurchase(_ baseURL: URL, productID: String, kind: String, periodSeconds: Int? = nil) async throws -> [String: Any] {
         var request = URLRequest(url: baseURL.appendingPathComponent("sandbox/app-store/purchases"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        let body: [String: Any] = ["product_id": productID, "kind": "auto_renewable", "period_seconds": periodSeconds]
+        var body: [String: Any] = ["product_id": productID, "kind": kind]
+        body["period_seconds"] = periodSeconds
         request.httpBody = try JSONSerialization.data(withJSONObject: body)
         let (data, response) = try await URLSession.shared.data(for: request)
-        #expect((response as? HTTPURLResponse)?.statusCode == 201)
-        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        return try #require(object["signed_transaction"] as? String)
+        #expect((response as? HTTPURLResponse)?.statusCode == 201, "\(String(decoding: data, as: UTF8.self))")
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 }
