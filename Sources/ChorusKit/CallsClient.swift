@@ -88,10 +88,12 @@ public struct CallsClient: Sendable {
     /// Schedules a call for later. The allowance is checked now (nothing is charged until the call is placed); if
     /// it is used up by then, the schedule ends ``ScheduledCall/Status-swift.enum/refused``.
     ///
-    /// The request carries `Idempotency-Key: idempotencyKey` like ``makeCall(to:scenario:idempotencyKey:)``. The
+    /// The request carries `Idempotency-Key: idempotencyKey` like ``makeCall(to:scenario:idempotencyKey:)``, but the
     /// current server does **not** honour the key on this endpoint: a request repeated after a lost answer may
-    /// create a second schedule (cancel the extra one from ``scheduledCalls()``). The SDK sends it anyway so that
-    /// retries become safe as soon as the server supports it.
+    /// create a second schedule. So the SDK does not resend it after a network failure (it still retries 429 and
+    /// 503, which the server answers before scheduling anything); if you retry it yourself after
+    /// ``ChorusError/network(_:)``, check ``scheduledCalls()`` first. The key is sent anyway so that retries
+    /// become safe as soon as the server supports it.
     ///
     /// - Parameters:
     ///   - phoneNumber: E.164, e.g. `+14155550123`.
@@ -107,6 +109,8 @@ public struct CallsClient: Sendable {
         let body = ScheduleCallRequest(phoneNumber: phoneNumber, scenario: scenario, scheduledTime: time)
         var request = try APIRequest.post("/mobile/schedule-call", json: body)
         request.headers["Idempotency-Key"] = idempotencyKey.uuidString.lowercased()
+        // The server does not deduplicate schedules by key yet: never resend after a lost answer.
+        request.idempotent = false
         return ScheduledCall(try await session.send(request, as: ScheduledCallDTO.self))
     }
 
@@ -154,7 +158,8 @@ public struct CallsClient: Sendable {
     /// Deletes a custom scenario.
     ///
     /// - Parameter id: a ``CustomScenario/id``.
-    /// - Throws: ``ChorusError/notFound`` when the user has no such scenario.
+    /// - Throws: ``ChorusError/notFound`` when the user has no such scenario — which is also what a retry after a
+    ///   lost answer meets when the first attempt did delete it: either way the scenario is gone.
     public func deleteCustomScenario(id: String) async throws {
         try await session.send(APIRequest(method: "DELETE", path: "/mobile/custom-scenarios/\(id)"))
     }
