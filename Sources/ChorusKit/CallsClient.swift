@@ -88,12 +88,9 @@ public struct CallsClient: Sendable {
     /// Schedules a call for later. The allowance is checked now (nothing is charged until the call is placed); if
     /// it is used up by then, the schedule ends ``ScheduledCall/Status-swift.enum/refused``.
     ///
-    /// The request carries `Idempotency-Key: idempotencyKey` like ``makeCall(to:scenario:idempotencyKey:)``, but the
-    /// current server does **not** honour the key on this endpoint: a request repeated after a lost answer may
-    /// create a second schedule. So the SDK does not resend it after a network failure (it still retries 429 and
-    /// 503, which the server answers before scheduling anything); if you retry it yourself after
-    /// ``ChorusError/network(_:)``, check ``scheduledCalls()`` first. The key is sent anyway so that retries
-    /// become safe as soon as the server supports it.
+    /// The request carries `Idempotency-Key: idempotencyKey`, also on every retry, like
+    /// ``makeCall(to:scenario:idempotencyKey:)``: a request repeated after a lost answer gets the original schedule
+    /// back instead of creating a second one. To retry yourself after ``ChorusError/network(_:)``, pass the same key.
     ///
     /// - Parameters:
     ///   - phoneNumber: E.164, e.g. `+14155550123`.
@@ -109,8 +106,6 @@ public struct CallsClient: Sendable {
         let body = ScheduleCallRequest(phoneNumber: phoneNumber, scenario: scenario, scheduledTime: time)
         var request = try APIRequest.post("/mobile/schedule-call", json: body)
         request.headers["Idempotency-Key"] = idempotencyKey.uuidString.lowercased()
-        // The server does not deduplicate schedules by key yet: never resend after a lost answer.
-        request.idempotent = false
         return ScheduledCall(try await session.send(request, as: ScheduledCallDTO.self))
     }
 

@@ -137,43 +137,4 @@ struct CallsClientTests {
 @Suite("ChorusKit calls (requests)")
 struct CallsRequestTests {
     /// Fails every request as if the connection dropped, recording what was sent.
-    private actor DroppingTransport: HTTPTransport {
-        private(set) var sent: [URLRequest] = []
-
-        func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-            sent.append(request)
-            throw URLError(.networkConnectionLost)
-        }
-    }
-
-    @Test("schedule-call carries an Idempotency-Key but is not resent after a lost answer (the server does not deduplicate it)")
-    func scheduleCallNotResent() async throws {
-        let transport = DroppingTransport()
-        let store = InMemoryTokenStore(StoredTokens(accessToken: "a", refreshToken: "r"))
-        let options = ChorusClientOptions(timeout: 5, retry: RetryPolicy(maxAttempts: 3, baseDelay: 0.01, maxDelay: 0.05))
-        let chorus = ChorusClient(
-            environment: .custom(URL(string: "https://chorus.invalid")!), tokenStore: store, transport: transport, options: options)
-        let key = UUID()
-        let error = await #expect(throws: ChorusError.self) {
-            try await chorus.calls.scheduleCall(to: "+14155550100", at: Date(timeIntervalSince1970: 1_900_000_000), idempotencyKey: key)
-        }
-        guard case .network = error else {
-            Issue.record("expected network, got \(String(describing: error))")
-            return
-        }
-        let sent = await transport.sent
-        #expect(sent.count == 1)
-        #expect(sent.first?.url?.path == "/mobile/schedule-call" && sent.first?.httpMethod == "POST")
-        #expect(sent.first?.value(forHTTPHeaderField: "Idempotency-Key") == key.uuidString.lowercased())
-        let body = try #require(sent.first?.httpBody)
-        let decoded = try ChorusJSON.makeDecoder().decode(ScheduleCallRequest.self, from: body)
-        #expect(
-            decoded
-                == ScheduleCallRequest(phoneNumber: "+14155550100", scenario: "default", scheduledTime: Date(timeIntervalSince1970: 1_900_000_000)))
-
-        // make-call, whose key the server honours, is resent under the same key.
-        _ = await #expect(throws: ChorusError.self) { try await chorus.calls.makeCall(to: "+14155550100", idempotencyKey: key) }
-        let calls = await transport.sent.dropFirst()
-        #expect(calls.count == 3 && calls.allSatisfy { $0.value(forHTTPHeaderField: "Idempotency-Key") == key.uuidString.lowercased() })
-    }
 }

@@ -110,6 +110,28 @@ struct ResilienceTests {
     }
 }
 
+extension ResilienceTests {
+    @Test("a schedule-call whose answer is lost is retried with the same key and schedules one call")
+    func droppedScheduleCallAnswer() async throws {
+        try await LiveServer.run { server in
+            let transport = RecordingTransport(dropFirstAnswerTo: "/mobile/schedule-call")
+            let chorus = ChorusClient(
+                environment: .custom(server.baseURL), tokenStore: InMemoryTokenStore(), transport: transport,
+                options: ChorusClientOptions(retry: RetryPolicy(maxAttempts: 3, baseDelay: 0.05, maxDelay: 1))
+            )
+            try await chorus.auth.register(email: LiveServer.newEmail(), password: "correct horse battery")
+
+            let scheduled = try await chorus.calls.scheduleCall(to: "+14155550100", at: Date().addingTimeInterval(3_600))
+
+            let attempts = await transport.log.filter { $0.path.hasSuffix("/mobile/schedule-call") }
+            #expect(attempts.count == 2, "the dropped attempt and one retry")
+            #expect(attempts[0].idempotencyKey != nil && attempts[0].idempotencyKey == attempts[1].idempotencyKey)
+            #expect(attempts[1].replayed, "the second answer is the first one, replayed")
+            #expect(try await chorus.calls.scheduledCalls().map(\.id) == [scheduled.id])
+        }
+    }
+}
+
 /// The real URLSession transport, recording every exchange; optionally it loses the first answer to one path: the
 /// request reaches the server and is answered, and the client is told the connection was lost.
 actor RecordingTransport: HTTPTransport {

@@ -123,14 +123,19 @@ struct CallsController: RouteCollection {
         validator.check(time <= now.addingTimeInterval(30 * 86_400), "scheduled_time", "Must be at most 30 days ahead")
         try validator.throwIfInvalid()
         if let limit = services.configuration.rateLimits.calls { try services.checkRateLimit("calls:\(user.id)", limit) }
-        let placement = placement(req)
-        let scenario = try await placement.resolveScenario(body.scenario, userID: user.id)
-        _ = try await placement.requirePermission(userID: user.id, scenario: scenario)
-        let schedule = try await req.store.createSchedule(
-            userID: user.id, phoneNumber: body.phoneNumber, scenario: scenario.id, at: time, now: now
-        )
-        req.logger.info("call scheduled", metadata: ["schedule_id": .stringConvertible(schedule.id), "at": .string(ChorusJSON.formatDate(time))])
-        return try req.json(schedule.dto(callSid: nil))
+        // Like make-call, a repeated Idempotency-Key replays the first answer: a retry never schedules a second call.
+        let fingerprint = "schedule-call\n\(body.phoneNumber)\n\(body.scenario)\n\(body.scheduledTime.map(ChorusJSON.formatDate) ?? "-")"
+        return try await IdempotentResponder(services: services, store: req.store).respond(req, userID: user.id, fingerprint: fingerprint) {
+            let placement = placement(req)
+            let scenario = try await placement.resolveScenario(body.scenario, userID: user.id)
+            _ = try await placement.requirePermission(userID: user.id, scenario: scenario)
+            let schedule = try await req.store.createSchedule(
+                userID: user.id, phoneNumber: body.phoneNumber, scenario: scenario.id, at: time, now: now
+            )
+            req.logger.info(
+                "call scheduled", metadata: ["schedule_id": .stringConvertible(schedule.id), "at": .string(ChorusJSON.formatDate(time))])
+            return try req.json(schedule.dto(callSid: nil))
+        }
     }
 
     @Sendable
