@@ -47,4 +47,20 @@ public final class ChorusClient: Sendable {
         self.calls = CallsClient(session: session)
         self.purchases = PurchasesClient(session: session)
     }
+
+    /// Creates a client of the server at `baseURL` (the same as `environment: .custom(baseURL)`).
+    ///
+    /// - Parameters:
+    ///   - baseURL: the URL every API path is appended to.
+    ///   - tokenStore: where the session is kept; the default forgets it when the process ends.
+    ///   - transport: how requests are sent; the default uses `URLSession.shared`.
+    ///   - options: timeouts and retries.
+    public convenience init(
+        baseURL: URL,
+        tokenStore: any TokenStore = InMemoryTokenStore(),
+        transport: any HTTPTransport = URLSessionTransport(),
+        options: ChorusClientOptions = ChorusClientOptions()
+    ) {
+        self.init(environment: .custom(baseURL), tokenStore: tokenStore, transport: transport, options: options)
+    }
 }

@@ -15,7 +15,8 @@ struct ResilienceTests {
         try await LiveServer.run(environment: ["CHORUS_ACCESS_TOKEN_TTL": "2"]) { server in
             let store = InMemoryTokenStore()
             let transport = RecordingTransport()
-            let chorus = ChorusClient(environment: .custom(server.baseURL), tokenStore: store, transport: transport)
+            let chorus = ChorusClient(baseURL: server.baseURL, tokenStore: store, transport: transport)
+            #expect(chorus.environment == .custom(server.baseURL))
             try await chorus.auth.register(email: LiveServer.newEmail(), password: "correct horse battery")
             let issued = try #require(await store.load())
             try await Task.sleep(for: .milliseconds(3_100))  // the access token has expired
