@@ -12,6 +12,26 @@ public struct AuthClient: Sendable {
         get async { (try? await session.tokenStore.load()) != nil }
     }
 
+    /// The signed-in account's id, read from the stored session; `nil` when signed out.
+    ///
+    /// Pass it to StoreKit as the purchase's `appAccountToken` (`product.purchase(options: [.appAccountToken(id)])`):
+    /// the server then accepts the transaction only for this account, and binds subscription notifications that
+    /// arrive before the app reports the purchase to it.
+    public var accountID: UUID? {
+        get async {
+            guard let token = try? await session.tokenStore.load()?.accessToken else { return nil }
+            let segments = token.split(separator: ".")
+            guard segments.count == 3 else { return nil }
+            var base64 = String(segments[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+            guard let data = Data(base64Encoded: base64),
+                let claims = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let subject = claims["sub"] as? String
+            else { return nil }
+            return UUID(uuidString: subject)
+        }
+    }
+
     /// Creates an account and signs in to it.
     ///
     /// - Throws: ``ChorusError/validation(_:)`` for an invalid email or a password outside 8–128 characters;

@@ -172,6 +172,34 @@ struct LifecycleTests {
         }
     }
 
+    @Test("auth.accountID is the appAccountToken: a purchase made with it is accepted for this account only")
+    func appAccountToken() async throws {
+        try await LiveServer.run { server in
+            let chorus = server.client()
+            #expect(await chorus.auth.accountID == nil)
+            try await chorus.auth.register(email: LiveServer.newEmail("token"), password: "correct horse battery")
+            let accountID = try #require(await chorus.auth.accountID)
+            let issued = try await Self.sandboxPurchase(
+                server.baseURL, productID: "speech_assistant_addon_calls", kind: "consumable", appAccountToken: accountID)
+            let signed = try #require(issued["signed_transaction"] as? String)
+
+            let other = server.client()
+            try await other.auth.register(email: LiveServer.newEmail("other"), password: "correct horse battery")
+            #expect(await other.auth.accountID != accountID)
+            let refused = await #expect(throws: ChorusError.self) {
+                try await other.purchases.purchase(signedTransaction: signed, productID: "speech_assistant_addon_calls")
+            }
+            guard case .api(400, "This purchase was made for another account") = refused else {
+                Issue.record("expected api(400, another account), got \(String(describing: refused))")
+                return
+            }
+            try await chorus.purchases.purchase(signedTransaction: signed, productID: "speech_assistant_addon_calls")
+            #expect(try await chorus.calls.usageStats().addOnCallsRemaining == 5)
+            try await chorus.auth.logout()
+            #expect(await chorus.auth.accountID == nil)
+        }
+    }
+
     #if canImport(Observation)
     @Test("UsageModel: loads usage and permission, counts calls down, fills the upgrade options on refusal, and is observable")
     func usageModel() async throws {
@@ -250,12 +278,15 @@ struct LifecycleTests {
     }
 
     /// `POST /sandbox/app-store/purchases`: the transaction's JSON (`signed_transaction`, `receipt_data`, ids, dates).
-    static func sandboxPurchase(_ baseURL: URL, productID: String, kind: String, periodSeconds: Int? = nil) async throws -> [String: Any] {
+    static func sandboxPurchase(
+        _ baseURL: URL, productID: String, kind: String, periodSeconds: Int? = nil, appAccountToken: UUID? = nil
+    ) async throws -> [String: Any] {
         var request = URLRequest(url: baseURL.appendingPathComponent("sandbox/app-store/purchases"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         var body: [String: Any] = ["product_id": productID, "kind": kind]
         body["period_seconds"] = periodSeconds
+        body["app_account_token"] = appAccountToken?.uuidString.lowercased()
         request.httpBody = try JSONSerialization.data(withJSONObject: body)
         let (data, response) = try await URLSession.shared.data(for: request)
         #expect((response as? HTTPURLResponse)?.statusCode == 201, "\(String(decoding: data, as: UTF8.self))")
