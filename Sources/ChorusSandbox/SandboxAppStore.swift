@@ -332,9 +332,9 @@ public final class SandboxAppStore: Sendable {
     }
 
     private func handleNotification(_ request: Request) -> Response {
-        let body: NotificationRequestBody
+        let body: SandboxNotificationOrder
         do {
-            body = try SandboxJSON.decode(NotificationRequestBody.self, from: request)
+            body = try SandboxJSON.decode(SandboxNotificationOrder.self, from: request)
         } catch {
             return SandboxJSON.detail(
                 "Body must be {\"notification_type\": ..., \"subtype\": ..., \"original_transaction_id\": ..., "
@@ -358,13 +358,15 @@ public final class SandboxAppStore: Sendable {
         }
     }
 
-    /// Does what the App Store does before it sends the notification `body` describes (the JSON of
-    /// `POST /app-store/notifications`) and returns its `signedPayload`.
-    public func signNotification(forRequest body: Data) throws -> String {
-        try notify(JSONDecoder().decode(NotificationRequestBody.self, from: body)).signedPayload
+    /// Does what the App Store does before it sends the notification `order` describes and returns its
+    /// `signedPayload`.
+    ///
+    /// - Throws: `Abort` (404) for an unknown original transaction id, (400) for an upgrade without a product.
+    public func signNotification(for order: SandboxNotificationOrder) throws -> String {
+        try notify(order).signedPayload
     }
 
-    private func notify(_ body: NotificationRequestBody) throws -> (signedPayload: String, uuid: UUID, transaction: SandboxTransaction?) {
+    private func notify(_ body: SandboxNotificationOrder) throws -> (signedPayload: String, uuid: UUID, transaction: SandboxTransaction?) {
         let transaction = try transactionForNotification(body)
         let uuid = UUID()
         let signed = try signNotification(type: body.notificationType, subtype: body.subtype, transaction: transaction, notificationUUID: uuid)
@@ -374,7 +376,7 @@ public final class SandboxAppStore: Sendable {
     /// What the App Store does before it notifies: purchases, renewals and upgrades issue a transaction; refunds re-sign
     /// the latest one revoked; billing failures, renewal changes and expiries update the renewal information; the other
     /// types carry the latest transaction as it is.
-    func transactionForNotification(_ body: NotificationRequestBody) throws -> SandboxTransaction? {
+    func transactionForNotification(_ body: SandboxNotificationOrder) throws -> SandboxTransaction? {
         let latest = body.originalTransactionID.flatMap { latestTransaction(originalTransactionID: $0) }
         if latest == nil, body.originalTransactionID != nil { throw Abort(.notFound, reason: "Unknown original_transaction_id.") }
         let type = body.notificationType
@@ -726,13 +728,33 @@ struct PurchaseResponseBody: Encodable {
     }
 }
 
-struct NotificationRequestBody: Decodable {
-    let notificationType: String
-    let subtype: String?
-    let originalTransactionID: String?
-    let productID: String?
-    let periodSeconds: Double?
-    let gracePeriodSeconds: Double?
+/// What the App Store should notify (the JSON of `POST /app-store/notifications`).
+public struct SandboxNotificationOrder: Codable, Sendable, Equatable {
+    /// The `notificationType`, e.g. `DID_RENEW`, `DID_FAIL_TO_RENEW`, `EXPIRED`, `REFUND`.
+    public var notificationType: String
+    /// The `subtype`, e.g. `GRACE_PERIOD`, `AUTO_RENEW_DISABLED`, `UPGRADE`.
+    public var subtype: String?
+    /// The subscription (or purchase) the notification is about.
+    public var originalTransactionID: String?
+    /// The product of a new purchase, an upgrade or a downgrade.
+    public var productID: String?
+    /// The period of a new or upgraded subscription (or the extension of RENEWAL_EXTENDED), in seconds.
+    public var periodSeconds: Double?
+    /// The billing grace period of DID_FAIL_TO_RENEW/GRACE_PERIOD, in seconds (6 days by default).
+    public var gracePeriodSeconds: Double?
+
+    /// Creates an order from its fields.
+    public init(
+        notificationType: String, subtype: String? = nil, originalTransactionID: String? = nil, productID: String? = nil,
+        periodSeconds: Double? = nil, gracePeriodSeconds: Double? = nil
+    ) {
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.originalTransactionID = originalTransactionID
+        self.productID = productID
+        self.periodSeconds = periodSeconds
+        self.gracePeriodSeconds = gracePeriodSeconds
+    }
 
     enum CodingKeys: String, CodingKey {
         case notificationType = "notification_type"

@@ -80,7 +80,8 @@ struct SandboxAppStoreTests {
         #expect(renewed.renewalInfo?.willAutoRenew == true && renewed.renewalInfo?.originalTransactionID == first.transactionID)
 
         func notify(_ body: String) async throws -> VerifiedNotification {
-            try await verifier.verifyNotification(store.signNotification(forRequest: Data(body.utf8)))
+            try await verifier.verifyNotification(
+                store.signNotification(for: JSONDecoder().decode(SandboxNotificationOrder.self, from: Data(body.utf8))))
         }
         let original = first.transactionID
         let grace = try await notify(

@@ -104,12 +104,12 @@ public struct SandboxAppStoreTool: Sendable {
             transactionID: found.transactionID, originalTransactionID: found.originalTransactionID, productID: found.productID, kind: kind,
             purchaseDate: found.purchaseDate, originalPurchaseDate: found.originalPurchaseDate, expiresDate: found.expiresDate,
             appAccountToken: UUID(uuidString: found.userID), autoRenew: found.willRenew, autoRenewProductID: found.autoRenewProductID)
-        let body = NotificationBody(
+        let order = SandboxNotificationOrder(
             notificationType: request.type, subtype: request.subtype, originalTransactionID: found.originalTransactionID,
             productID: request.productID, periodSeconds: request.periodSeconds, gracePeriodSeconds: request.gracePeriodSeconds)
         let signedPayload: String
         do {
-            signedPayload = try appStore.signNotification(forRequest: JSONEncoder().encode(body))
+            signedPayload = try appStore.signNotification(for: order)
         } catch let error as Abort {
             throw SandboxAppStoreToolError(error.reason)
         }
@@ -177,25 +177,6 @@ public struct SandboxAppStoreTool: Sendable {
     /// A bare application (no routes, no server) for its database and HTTP client.
     private func makeApplication() async throws -> Application {
         try await Application.make(Vapor.Environment(name: configuration.environment.rawValue, arguments: ["chorus"]))
-    }
-
-    /// The JSON `SandboxAppStore.signNotification(forRequest:)` reads.
-    private struct NotificationBody: Encodable {
-        let notificationType: String
-        let subtype: String?
-        let originalTransactionID: String
-        let productID: String?
-        let periodSeconds: Double?
-        let gracePeriodSeconds: Double?
-
-        enum CodingKeys: String, CodingKey {
-            case notificationType = "notification_type"
-            case subtype
-            case originalTransactionID = "original_transaction_id"
-            case productID = "product_id"
-            case periodSeconds = "period_seconds"
-            case gracePeriodSeconds = "grace_period_seconds"
-        }
     }
 }
 
