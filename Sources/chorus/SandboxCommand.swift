@@ -48,6 +48,15 @@ struct SandboxCommand: AsyncParsableCommand {
     @ArgumentParser.Flag(help: "Do not record WebSocket messages (for load tests).")
     var noMessageLog = false
 
+    @ArgumentParser.Option(
+        help: """
+            The data directory whose sandbox App Store certificate authority signs purchases (created if missing):             use the server's CHORUS_DATA_DIR so it trusts them.
+            """)
+    var dataDir = ProcessInfo.processInfo.environment["CHORUS_DATA_DIR"] ?? "data"
+
+    @ArgumentParser.Option(help: "The bundle id of the App Store purchases (the server's CHORUS_APPLE_BUNDLE_ID).")
+    var bundleId = ProcessInfo.processInfo.environment["CHORUS_APPLE_BUNDLE_ID"] ?? "com.chorus.speechassistant"
+
     func validate() throws {
         if !(0...65_535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
         if ringSeconds < 0 { throw ValidationError("--ring-seconds must not be negative") }
@@ -62,9 +71,12 @@ struct SandboxCommand: AsyncParsableCommand {
             accountSID: sid, authToken: token, httpClient: httpClient,
             timing: SandboxTwilio.Timing(ringDelay: .milliseconds(Int(ringSeconds * 1000))),
             mediaStreams: SandboxTwilio.MediaStreamOptions(recordsMessages: !noMessageLog))
+        let directory = URL(fileURLWithPath: dataDir, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+        let appStore = SandboxAppStore(
+            authority: try AppStoreTestAuthority.loadOrCreate(directory: directory),
+            receipts: SandboxReceiptValidator(sharedSecret: nil, bundleID: bundleId), bundleID: bundleId)
         let services = SandboxServices(
-            twilio: twilio, appStore: try SandboxAppStore.ephemeral(bundleID: "com.chorus.speechassistant"),
-            realtime: SandboxRealtime(apiKey: openaiKey, recordsMessages: !noMessageLog))
+            twilio: twilio, appStore: appStore, realtime: SandboxRealtime(apiKey: openaiKey, recordsMessages: !noMessageLog))
         let server = SandboxServer(services: services, host: hostname, port: port)
         try await server.start()
         let base = server.baseURL!.absoluteString
@@ -76,6 +88,8 @@ struct SandboxCommand: AsyncParsableCommand {
               CHORUS_TWILIO_FROM_NUMBER=+15005550006
               CHORUS_TWILIO_API_BASE_URL=\(base)
               CHORUS_OPENAI_BASE_URL=\(base)/openai/v1\(openaiKey == nil ? "" : "\n  CHORUS_OPENAI_API_KEY=<the --openai-key>")
+            App Store purchases (POST \(base)/app-store/purchases) are signed by the authority in \(directory.standardizedFileURL.path),
+            which a server with that CHORUS_DATA_DIR trusts outside production.
             Requests and messages received: GET \(base)/requests
 
             """

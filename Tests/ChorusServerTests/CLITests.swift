@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 import Testing
@@ -81,6 +82,51 @@ struct CLITests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-cli-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory
+    }
+
+    @Test("chorus sandbox with the server's data directory signs purchases that server accepts")
+    func standaloneSandboxAppStore() async throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await ServeProcess.start(in: directory)
+        defer { server.stop() }
+        let http = HTTPClient.shared
+        let registered = try await server.request(
+            http, .POST, "/auth/register", json: #"{"email":"standalone@example.com","password":"Correct-Horse-42"}"#)
+        let token = try #require(registered.json["access_token"] as? String)
+
+        let sandbox = Process()
+        sandbox.executableURL = Self.executable
+        sandbox.arguments = ["sandbox", "--port", "0", "--data-dir", server.environment["CHORUS_DATA_DIR"]!]
+        sandbox.environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]
+        let output = Pipe()
+        sandbox.standardOutput = output
+        sandbox.standardError = FileHandle.nullDevice
+        try sandbox.run()
+        defer {
+            sandbox.terminate()
+            sandbox.waitUntilExit()
+        }
+        var banner = ""
+        while !banner.contains("Requests and messages received") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            banner += String(decoding: chunk, as: UTF8.self)
+        }
+        let base = try #require(banner.split(separator: "\n").first?.split(separator: " ").last.map(String.init), "\(banner)")
+
+        var purchase = HTTPClientRequest(url: base + "/app-store/purchases")
+        purchase.method = .POST
+        purchase.headers.add(name: "Content-Type", value: "application/json")
+        purchase.body = .bytes(ByteBuffer(string: #"{"product_id":"speech_assistant_addon_calls","kind":"consumable"}"#))
+        let issued = try await http.execute(purchase, timeout: .seconds(30))
+        #expect(issued.status == .created)
+        let body = try await issued.body.collect(upTo: 1 << 20)
+        let jws = try #require((try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["signed_transaction"] as? String)
+        let bought = try await server.request(
+            http, .POST, "/mobile/purchase-subscription", token: token,
+            json: #"{"product_id":"speech_assistant_addon_calls","signed_transaction":"\#(jws)"}"#)
+        #expect(bought.status == 200, "\(bought.text)")
     }
 
     @Test("production refuses to start, one message per problem, exit 78")
