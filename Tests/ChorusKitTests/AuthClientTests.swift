@@ -68,12 +68,13 @@ struct AuthClientTests {
 
     @Test("an expired access token is refreshed transparently")
     func expiredAccessTokenRefreshed() async throws {
-        try await LiveServer.run(environment: ["CHORUS_ACCESS_TOKEN_TTL": "2"]) { server in
+        // A real expiry. The renewed token lives as long (6 s): time enough for the replay on a loaded machine.
+        try await LiveServer.run(environment: ["CHORUS_ACCESS_TOKEN_TTL": "6"]) { server in
             let store = InMemoryTokenStore()
             let chorus = server.client(tokenStore: store)
             try await chorus.auth.register(email: LiveServer.newEmail(), password: "correct horse battery")
             let issued = try #require(await store.load())
-            try await Task.sleep(for: .milliseconds(3_100))
+            try await Task.sleep(for: .milliseconds(6_200))
             let call = try await chorus.calls.makeCall(to: "+14155550100")
             #expect(call.sid.hasPrefix("CA"))
             #expect(await store.load()?.refreshToken != issued.refreshToken)

@@ -40,7 +40,8 @@ struct RetryTests {
         let session = session(transport, retry: RetryPolicy(maxAttempts: 3, baseDelay: 0.05, maxDelay: 5))
         let elapsed = try await ContinuousClock().measure { try await session.send(.get("/mobile/usage-stats")) }
         #expect(await transport.requests.count == 2)
-        #expect((0.95...2.5).contains(Self.seconds(elapsed)), "waited \(elapsed), not Retry-After")
+        // Wall-clock lower bound only: a loaded machine may wake the task late, never early.
+        #expect(Self.seconds(elapsed) >= 0.95, "waited \(elapsed), not Retry-After")
     }
 
     @Test("503 without Retry-After is retried with exponential backoff, then the last 503 is delivered")
@@ -53,8 +54,7 @@ struct RetryTests {
         let times = await transport.requests.map(\.time)
         #expect(times.count == 3)
         // Equal jitter: at least half of 0.2 s, then at least half of 0.4 s.
-        #expect(Self.seconds(times[1] - times[0]) >= 0.1 && Self.seconds(times[2] - times[1]) >= 0.2)
-        #expect(Self.seconds(elapsed) < 1.5)
+        #expect(Self.seconds(times[1] - times[0]) >= 0.1 && Self.seconds(times[2] - times[1]) >= 0.2, "\(elapsed)")
 
         let exhausted = ScriptedTransport(Array(repeating: .answer(503, headers: ["X-Request-ID": "req-9"], body: "{}"), count: 3))
         let error = await #expect(throws: ChorusError.self) {
@@ -77,7 +77,7 @@ struct RetryTests {
             Issue.record("expected rateLimited(120), got \(String(describing: error))")
             return
         }
-        #expect(Self.seconds(ContinuousClock.now - start) < 0.5)
+        #expect(Self.seconds(ContinuousClock.now - start) < 60, "the 120 s Retry-After was not waited for")
         #expect(await transport.requests.count == 1)
         #expect(error?.errorDescription == "Too many requests. Please try again in 120 seconds.")
 
@@ -168,15 +168,15 @@ struct RetryTests {
 
     @Test("cancelling during a backoff ends the wait at once with CancellationError")
     func cancellationDuringBackoff() async throws {
-        let transport = ScriptedTransport([.answer(503, headers: ["Retry-After": "5"], body: "{}"), .answer(200, body: "{}")])
-        let session = session(transport, retry: RetryPolicy(maxAttempts: 3, baseDelay: 0.1, maxDelay: 10))
+        let transport = ScriptedTransport([.answer(503, headers: ["Retry-After": "60"], body: "{}"), .answer(200, body: "{}")])
+        let session = session(transport, retry: RetryPolicy(maxAttempts: 3, baseDelay: 0.1, maxDelay: 120))
         let task = Task { try await session.send(.get("/mobile/usage-stats")) }
         while await transport.requests.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
         try await Task.sleep(for: .milliseconds(100))  // now waiting out Retry-After
         let start = ContinuousClock.now
         task.cancel()
         let result = await task.result
-        #expect(Self.seconds(ContinuousClock.now - start) < 1)
+        #expect(Self.seconds(ContinuousClock.now - start) < 30, "the 60 s Retry-After was cut short")
         #expect(throws: CancellationError.self) { try result.get() }
         #expect(await transport.requests.count == 1)
     }
