@@ -79,7 +79,7 @@ final class ReceiptHarness: Sendable {
         accepting environments: Set<AppStoreEnvironment> = [.production, .sandbox],
         productionURL: URL? = nil,
         sandboxURL: URL? = nil,
-        timeout: TimeAmount = .seconds(5),
+        timeout: TimeAmount = .seconds(30),
         logger: Logger? = nil
     ) -> AppStoreReceiptVerifier {
         var quiet = Logger(label: "test.appstore.receipt")
@@ -97,7 +97,7 @@ final class ReceiptHarness: Sendable {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: body))
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         let buffer = try await response.body.collect(upTo: 1 << 22)
         let object = try JSONSerialization.jsonObject(with: Data(buffer.readableBytesView))
         return try #require(object as? [String: Any])
@@ -105,7 +105,7 @@ final class ReceiptHarness: Sendable {
 
     /// GETs `url` and returns the JSON object answered.
     func get(_ url: URL) async throws -> [String: Any] {
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(5))
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(30))
         let buffer = try await response.body.collect(upTo: 1 << 22)
         let object = try JSONSerialization.jsonObject(with: Data(buffer.readableBytesView))
         return try #require(object as? [String: Any])

@@ -241,7 +241,7 @@ struct SandboxRealtimeTests {
             let base = "http://127.0.0.1:\(harness.baseURL.port ?? 0)/openai/v1/realtime"
             var request = HTTPClientRequest(url: base + "?model=gpt-realtime")
             request.headers.add(name: "Authorization", value: "Bearer sk-wrong-key-000000000000")
-            var response = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
+            var response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
             #expect(response.status == .unauthorized)
             var body = try await response.body.collect(upTo: 1 << 16)
             let error = try #require(RealtimeTestClient.parse(String(buffer: body))["error"] as? [String: Any])
@@ -251,7 +251,7 @@ struct SandboxRealtimeTests {
 
             request = HTTPClientRequest(url: base)
             request.headers.add(name: "Authorization", value: "Bearer \(RealtimeHarness.apiKey)")
-            response = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
+            response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
             #expect(response.status == .badRequest)
             body = try await response.body.collect(upTo: 1 << 16)
             #expect((RealtimeTestClient.parse(String(buffer: body))["error"] as? [String: Any])?["param"] as? String == "model")
@@ -262,7 +262,7 @@ struct SandboxRealtimeTests {
             await #expect(throws: (any Error).self) { _ = try await harness.connect() }
             request = HTTPClientRequest(url: base + "?model=gpt-realtime")
             request.headers.add(name: "Authorization", value: "Bearer \(RealtimeHarness.apiKey)")
-            response = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
+            response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
             #expect(response.status == .serviceUnavailable)
 
             harness.realtime.resetBehavior()
@@ -747,7 +747,7 @@ struct SandboxRealtimeTests {
             var request = HTTPClientRequest(url: base + "/behavior")
             request.method = .PUT
             request.body = .bytes(ByteBuffer(string: #"{"reply_lines":["Custom line."],"speed":12,"fail_after_ms":5000}"#))
-            var response = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
+            var response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
             #expect(response.status == .ok)
             let behavior = harness.realtime.behavior
             #expect(behavior.replyLines == ["Custom line."])
@@ -757,14 +757,14 @@ struct SandboxRealtimeTests {
             #expect(behavior.firstAudioDelayMs == 250)
 
             request.body = .bytes(ByteBuffer(string: #"{"speed":0}"#))
-            response = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
+            response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
             #expect(response.status == .badRequest)
             #expect(harness.realtime.behavior.speed == 12)
 
             let client = try await harness.connectConfigured()
             client.send(#"{"type":"input_audio_buffer.clear"}"#)
             _ = try await client.next("input_audio_buffer.cleared")
-            response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + "/sessions"), timeout: .seconds(5))
+            response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + "/sessions"), timeout: .seconds(30))
             let body = try await response.body.collect(upTo: 1 << 20)
             let sessions = try #require(RealtimeTestClient.parse(String(buffer: body))["sessions"] as? [[String: Any]])
             #expect(sessions.count == 1)

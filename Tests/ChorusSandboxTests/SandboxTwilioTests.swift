@@ -295,7 +295,7 @@ struct SandboxTwilioTests {
             put.method = .PUT
             put.headers.add(name: "Content-Type", value: "application/json")
             put.body = .bytes(ByteBuffer(string: #"{"behavior":"busy","talk_seconds":3}"#))
-            let putResponse = try await HTTPClient.shared.execute(put, timeout: .seconds(5))
+            let putResponse = try await HTTPClient.shared.execute(put, timeout: .seconds(30))
             #expect(putResponse.status == .ok)
 
             let placed = try await harness.client().placeCall(harness.request(to: "+15551230008"))
@@ -328,7 +328,7 @@ struct SandboxTwilioTests {
             )
             let credentials = Data("\(TwilioHarness.accountSID):\(TwilioHarness.authToken)".utf8).base64EncodedString()
             get.headers.add(name: "Authorization", value: "Basic \(credentials)")
-            let response = try await HTTPClient.shared.execute(get, timeout: .seconds(5))
+            let response = try await HTTPClient.shared.execute(get, timeout: .seconds(30))
             #expect(response.status == .ok)
             let body = try await response.body.collect(upTo: 1 << 20)
             let json = try #require(try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])
@@ -346,7 +346,7 @@ struct SandboxTwilioTests {
 }
 
 func getText(_ url: String) async throws -> String {
-    let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(5))
+    let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
     let body = try await response.body.collect(upTo: 4 << 20)
     return String(buffer: body)
 }
