@@ -61,7 +61,7 @@ struct LiveCallTests {
 
     /// Nothing of the call is left open: no bridge, no prepared session, no realtime socket.
     static func expectNothingOpen(_ server: TestServer) async throws {
-        try await server.eventually(timeout: .seconds(5), "bridges and sessions closed") {
+        try await server.eventually(timeout: .seconds(15), "bridges and sessions closed") {
             let metrics = server.app.chorus.bridges.metrics.snapshot()
             let sessions = try await server.request(.GET, "/sandbox/openai/realtime/sessions").json["sessions"] as? [[String: Any]] ?? []
             let open = sessions.filter { ($0["closed_at"] as? String) == nil }
