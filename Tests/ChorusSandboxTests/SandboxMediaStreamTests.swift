@@ -418,7 +418,8 @@ struct SandboxMediaStreamTests {
             let startArrival = try #require(connection.arrival(of: "start"))
             let stopArrival = try #require(connection.arrival(of: "stop"))
             let expectedFrames = milliseconds(stopArrival - startArrival) / 20
-            #expect(abs(Double(media.count) - expectedFrames) <= 5, "\(media.count) frames in \(expectedFrames * 20) ms")
+            // (Arrival times are the receiver's: on a loaded machine `stop` may be read late, hence the tolerance.)
+            #expect(abs(Double(media.count) - expectedFrames) <= max(10, expectedFrames * 0.15), "\(media.count) frames in \(expectedFrames * 20) ms")
 
             let stop = try #require(frames.last)
             #expect(stop["event"] as? String == "stop")
