@@ -94,7 +94,8 @@ struct LiveCallTests {
             #expect(detail.call.status == "completed")
             #expect(detail.call.endedReason == "callee_hangup")
             #expect(
-                (detail.call.durationSeconds ?? 0) >= 11 && (detail.call.durationSeconds ?? 99) <= 13,
+                // The callee hangs up at 12 s of wall clock; a loaded machine may settle the call a little later.
+                (detail.call.durationSeconds ?? 0) >= 11 && (detail.call.durationSeconds ?? 99) <= 16,
                 "duration \(String(describing: detail.call.durationSeconds))")
             #expect(detail.answeredAt != nil && detail.endedAt != nil)
             let transcript = detail.transcript ?? []
