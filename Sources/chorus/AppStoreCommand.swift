@@ -174,13 +174,14 @@ struct SandboxAppStoreNotify: AsyncParsableCommand {
 
     func run() async throws {
         let tool = try makeSandboxTool()
-        let request = SandboxNotificationRequest(
-            type: type.uppercased(), subtype: subtype?.uppercased(), originalTransactionID: originalTransactionId, productID: product,
-            periodSeconds: periodSeconds, gracePeriodSeconds: gracePeriodSeconds)
-        let delivery = try await runTool { try await tool.notify(request) }
+        let order = SandboxNotificationOrder(
+            notificationType: type.uppercased(), subtype: subtype?.uppercased(), originalTransactionID: originalTransactionId,
+            productID: product, periodSeconds: periodSeconds, gracePeriodSeconds: gracePeriodSeconds)
+        let delivery = try await runTool { try await tool.notify(order) }
         let carried = delivery.transaction.map { " carrying transaction \($0.transactionID)" } ?? ""
         printError(
-            "\(request.type)\(request.subtype.map { "/\($0)" } ?? "")\(carried) → \(delivery.webhookURL.absoluteString): HTTP \(delivery.status)")
+            "\(order.notificationType)\(order.subtype.map { "/\($0)" } ?? "")\(carried) → \(delivery.webhookURL.absoluteString): HTTP \(delivery.status)"
+        )
         FileHandle.standardOutput.write(Data((delivery.body + "\n").utf8))
         if !delivery.accepted { throw ExitCode(1) }
     }

@@ -277,10 +277,9 @@ struct CLITests {
 
         // A tampered payload (another product, same signature) is rejected.
         var parts = jws.split(separator: ".").map(String.init)
-        let decoded = try #require(Self.base64URLDecode(parts[1]))
+        let decoded = try #require(CompactJWS.decode(parts[1]))
         let forged = String(decoding: decoded, as: UTF8.self).replacingOccurrences(of: "basic_weekly", with: "premium_monthly")
-        parts[1] = Data(forged.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        parts[1] = CompactJWS.base64URL(Data(forged.utf8))
         let tamperedFile = directory.appendingPathComponent("tampered.jws")
         try Data(parts.joined(separator: ".").utf8).write(to: tamperedFile)
         let tampered = try Self.runSplit(["appstore", "verify", tamperedFile.path], environment: environment, in: directory)
@@ -319,13 +318,6 @@ struct CLITests {
         #expect(rejected.status == 1)
         #expect(rejected.stdout.contains("Invalid signedPayload"), "\(rejected.stdout)")
         #expect(rejected.stderr.contains("HTTP 400"))
-    }
-
-    /// Decodes unpadded base64url.
-    static func base64URLDecode(_ text: String) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
     }
 }
 

@@ -52,10 +52,7 @@ struct PurchasesTests {
     }
 
     static func userID(ofAccessToken token: String) throws -> String {
-        var segment = String(token.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while segment.count % 4 != 0 { segment += "=" }
-        let claims = try JSONSerialization.jsonObject(with: try #require(Data(base64Encoded: segment))) as? [String: Any]
-        return try #require(claims?["sub"] as? String)
+        try #require(try CompactJWS.payload(token)["sub"] as? String)
     }
 
     @Test("lifecycle: purchase → renewal → grace period → billing retry → resubscribe → refund", arguments: TestDatabase.all)
@@ -247,7 +244,7 @@ struct PurchasesTests {
             let original = try #require(try await Self.status(server, token).appStoreTransactionID)
             let genuine = try await Self.sign(server, Notification(notification_type: "EXPIRED", original_transaction_id: original))
             let parts = genuine.split(separator: ".").map(String.init)
-            let unsigned = [Self.base64URL(Data(#"{"alg":"none"}"#.utf8)), parts[1], ""].joined(separator: ".")
+            let unsigned = [CompactJWS.base64URL(Data(#"{"alg":"none"}"#.utf8)), parts[1], ""].joined(separator: ".")
             let tampered = [parts[0], parts[1], String(parts[2].reversed())].joined(separator: ".")
 
             // Signed by a CA the server does not trust, and by the trusted one for Production or another app.
@@ -311,8 +308,7 @@ struct PurchasesTests {
 
             // A refunded transaction is refused.
             let refunded = try await Self.sign(server, Notification(notification_type: "REFUND", original_transaction_id: pack.originalTransactionID))
-            let payload = try JSONSerialization.jsonObject(with: Self.base64URLDecode(String(refunded.split(separator: ".")[1]))) as? [String: Any]
-            let data = try #require(payload?["data"] as? [String: Any])
+            let data = try #require(try CompactJWS.payload(refunded)["data"] as? [String: Any])
             reply = try await post(bob, Self.addon, try #require(data["signedTransactionInfo"] as? String))
             #expect(reply.status == 400 && reply.detail == "This transaction has been refunded or revoked")
             #expect(try await server.usage(bob).addonCallsRemaining == 0)
@@ -341,8 +337,7 @@ struct PurchasesTests {
             try await server.eventually("the subscription exists for the user") {
                 try await Self.status(server, token).subscriptionStatus == "active"
             }
-            let payload = try JSONSerialization.jsonObject(with: Self.base64URLDecode(String(renewal.split(separator: ".")[1]))) as? [String: Any]
-            let renewalJWS = try #require((payload?["data"] as? [String: Any])?["signedTransactionInfo"] as? String)
+            let renewalJWS = try #require((try CompactJWS.payload(renewal)["data"] as? [String: Any])?["signedTransactionInfo"] as? String)
             func post(_ jws: String) async throws -> TestServer.Reply {
                 try await server.request(
                     .POST, "/mobile/purchase-subscription", token: token, json: PurchaseRequest(productID: Self.basic, signedTransaction: jws))
@@ -408,16 +403,5 @@ struct PurchasesTests {
                 #expect(signed.status == 200)
             }
         }
-    }
-
-    static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func base64URLDecode(_ text: String) throws -> Data {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return try #require(Data(base64Encoded: base64))
     }
 }

@@ -69,18 +69,7 @@ struct CreateSubscriptionLifecycle: AsyncMigration {
     /// Drops the new table and recreates the old one empty (subscription state is rebuilt from the App Store).
     func revert(on database: any Database) async throws {
         try await database.schema("app_store_subscriptions").delete()
-        try await database.schema("subscriptions")
-            .field("user_id", .string, .identifier(auto: false), .references("users", "id", onDelete: .cascade))
-            .field("tier", .string, .required)
-            .field("product_id", .string, .required)
-            .field("status", .string, .required)
-            .field("anchor", .int64, .required)
-            .field("expires_at", .int64, .required)
-            .field("original_transaction_id", .string, .required)
-            .field("latest_transaction_id", .string, .required)
-            .field("environment", .string, .required)
-            .field("updated_at", .int64, .required)
-            .create()
+        try await CreatePurchases.createSubscriptions(on: database)
     }
 }
 
@@ -235,7 +224,9 @@ struct CreateCalls: AsyncMigration {
 }
 
 struct CreatePurchases: AsyncMigration {
-    func prepare(on database: any Database) async throws {
+    /// The per-user subscriptions table of this migration (replaced by ``CreateSubscriptionLifecycle``, whose revert
+    /// recreates it).
+    static func createSubscriptions(on database: any Database) async throws {
         try await database.schema("subscriptions")
             .field("user_id", .string, .identifier(auto: false), .references("users", "id", onDelete: .cascade))
             .field("tier", .string, .required)
@@ -248,6 +239,10 @@ struct CreatePurchases: AsyncMigration {
             .field("environment", .string, .required)
             .field("updated_at", .int64, .required)
             .create()
+    }
+
+    func prepare(on database: any Database) async throws {
+        try await Self.createSubscriptions(on: database)
         try await database.schema("app_store_transactions")
             .field("transaction_id", .string, .identifier(auto: false))
             .field("user_id", .string, .required, .references("users", "id", onDelete: .cascade))

@@ -42,16 +42,14 @@ struct AppStoreNotificationJob {
             if case .paid = event {
                 // Keep the transaction with the subscription's owner; a subscription not yet known is bound to the user
                 // the app named in `appAccountToken`.
-                let owner =
-                    try await store.subscription(originalTransactionID: original)?.userID
-                    ?? transaction.appAccountToken.map { $0.uuidString.lowercased() }
-                if let owner, try await store.userExists(id: owner) {
-                    if try await store.subscription(originalTransactionID: original) == nil {
-                        let recorded = try await store.recordPurchase(
-                            transaction, product: .plan(terms), userID: owner, byApp: false, tierOf: tierOf, now: now)
-                        return recorded == .applied ? "subscribed" : "unchanged"
-                    }
+                if let owner = try await store.subscription(originalTransactionID: original)?.userID {
                     _ = try await store.recordTransaction(transaction, userID: owner, now: now)
+                } else if let account = transaction.appAccountToken.map({ $0.uuidString.lowercased() }),
+                    try await store.userExists(id: account)
+                {
+                    let recorded = try await store.recordPurchase(
+                        transaction, product: .plan(terms), userID: account, byApp: false, tierOf: tierOf, now: now)
+                    return recorded == .applied ? "subscribed" : "unchanged"
                 }
             }
             let update = try await store.applySubscriptionEvent(

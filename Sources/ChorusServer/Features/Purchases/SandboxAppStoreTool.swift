@@ -77,19 +77,22 @@ public struct SandboxAppStoreTool: Sendable {
 
     // MARK: Notify
 
-    /// Signs the App Store Server Notification `request` describes for a stored subscription or add-on purchase
-    /// and posts it to the server's webhook (``webhookURL``).
+    /// Signs the App Store Server Notification `order` describes for a stored subscription or add-on purchase and
+    /// posts it to the server's webhook (``webhookURL``). Its `originalTransactionID` may name any transaction of the
+    /// subscription, or an add-on purchase.
     ///
     /// The subscription's latest transaction (or the add-on's transaction) is rebuilt from the database in a fresh
     /// ``SandboxAppStore`` first, so the notification carries it — or its successor, for types that issue one
     /// (`DID_RENEW`, `SUBSCRIBED`, an `UPGRADE`) — with the subscription's renewal information.
     ///
     /// - Throws: ``SandboxAppStoreToolError`` for an unknown transaction, a missing database, or an unreachable server.
-    public func notify(_ request: SandboxNotificationRequest) async throws -> SandboxNotificationDelivery {
-        let found = try await withStore { store in try await store.sandboxToolPurchase(id: request.originalTransactionID) }
+    public func notify(_ order: SandboxNotificationOrder) async throws -> SandboxNotificationDelivery {
+        guard let id = order.originalTransactionID else {
+            throw SandboxAppStoreToolError("a notification needs the transaction id of the purchase it is about")
+        }
+        let found = try await withStore { store in try await store.sandboxToolPurchase(id: id) }
         guard let found else {
-            throw SandboxAppStoreToolError(
-                "no subscription or add-on purchase with the transaction id \(request.originalTransactionID) is stored")
+            throw SandboxAppStoreToolError("no subscription or add-on purchase with the transaction id \(id) is stored")
         }
         let appStore = try makeStore()
         // A subscription's period is what its latest transaction paid for (a sandbox purchase may have a short one).
@@ -104,9 +107,8 @@ public struct SandboxAppStoreTool: Sendable {
             transactionID: found.transactionID, originalTransactionID: found.originalTransactionID, productID: found.productID, kind: kind,
             purchaseDate: found.purchaseDate, originalPurchaseDate: found.originalPurchaseDate, expiresDate: found.expiresDate,
             appAccountToken: UUID(uuidString: found.userID), autoRenew: found.willRenew, autoRenewProductID: found.autoRenewProductID)
-        let order = SandboxNotificationOrder(
-            notificationType: request.type, subtype: request.subtype, originalTransactionID: found.originalTransactionID,
-            productID: request.productID, periodSeconds: request.periodSeconds, gracePeriodSeconds: request.gracePeriodSeconds)
+        var order = order
+        order.originalTransactionID = found.originalTransactionID
         let signedPayload: String
         do {
             signedPayload = try appStore.signNotification(for: order)
@@ -177,36 +179,6 @@ public struct SandboxAppStoreTool: Sendable {
     /// A bare application (no routes, no server) for its database and HTTP client.
     private func makeApplication() async throws -> Application {
         try await Application.make(Vapor.Environment(name: configuration.environment.rawValue, arguments: ["chorus"]))
-    }
-}
-
-/// What `chorus sandbox appstore notify` sends.
-public struct SandboxNotificationRequest: Sendable, Equatable {
-    /// The `notificationType`, e.g. `DID_RENEW`, `DID_CHANGE_RENEWAL_STATUS`, `EXPIRED`, `REFUND`.
-    public var type: String
-    /// The `subtype`, e.g. `AUTO_RENEW_DISABLED`, or `nil`.
-    public var subtype: String?
-    /// The subscription's original transaction id, or an add-on purchase's transaction id (any transaction id of a
-    /// subscription also finds it).
-    public var originalTransactionID: String
-    /// The product of an `UPGRADE`, a renewal preference change or a renewal into another product.
-    public var productID: String?
-    /// The period of an issued transaction (renewal, upgrade) or the extension of `RENEWAL_EXTENDED`, in seconds.
-    public var periodSeconds: Double?
-    /// The billing grace period of `DID_FAIL_TO_RENEW`/`GRACE_PERIOD`, in seconds after the period's end.
-    public var gracePeriodSeconds: Double?
-
-    /// Creates a request.
-    public init(
-        type: String, subtype: String? = nil, originalTransactionID: String, productID: String? = nil, periodSeconds: Double? = nil,
-        gracePeriodSeconds: Double? = nil
-    ) {
-        self.type = type
-        self.subtype = subtype
-        self.originalTransactionID = originalTransactionID
-        self.productID = productID
-        self.periodSeconds = periodSeconds
-        self.gracePeriodSeconds = gracePeriodSeconds
     }
 }
 
