@@ -1,0 +1,141 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// The shared transport of the AI and storage clients: one HTTP exchange with a deadline, retried with exponential
+/// backoff and full jitter on network failures, timeouts, 408, 429 and 5xx (honouring `Retry-After` /
+/// `retry-after-ms`), never on other 4xx. Logs the provider's request id (`x-request-id`, `request-id`) with every
+/// failure; never logs headers or bodies (they carry keys, audio and personal text).
+public struct ProviderHTTP: Sendable {
+    /// How often and how patiently to retry.
+    public struct RetryPolicy: Sendable, Equatable {
+        /// Attempts in total, the first included (1 = no retry).
+        public var maxAttempts: Int
+        /// The first backoff; doubled per attempt, capped at ``maxDelay``.
+        public var baseDelay: Duration
+        /// The longest wait between attempts, `Retry-After` included (a longer `Retry-After` is not waited for).
+        public var maxDelay: Duration
+
+        public init(maxAttempts: Int = 3, baseDelay: Duration = .milliseconds(500), maxDelay: Duration = .seconds(8)) {
+            self.maxAttempts = max(1, maxAttempts)
+            self.baseDelay = baseDelay
+            self.maxDelay = maxDelay
+        }
+
+        /// No retries (tests of the error mapping, or callers with their own retry queue).
+        public static let none = RetryPolicy(maxAttempts: 1)
+    }
+
+    /// A complete response.
+    public struct Response: Sendable {
+        public let status: Int
+        public let headers: HTTPHeaders
+        public let body: ByteBuffer
+
+        /// The body as bytes.
+        public var bytes: [UInt8] { Array(body.readableBytesView) }
+        /// The body as `Data`.
+        public var data: Data { Data(body.readableBytesView) }
+    }
+
+    /// The provider's name in logs (`openai`, `elevenlabs`, `s3`).
+    public let provider: String
+    public let client: HTTPClient
+    public let timeout: TimeAmount
+    public let retry: RetryPolicy
+    public let logger: Logger
+    /// The largest response body accepted.
+    public let maxResponseBytes: Int
+
+    public init(
+        provider: String, client: HTTPClient, timeout: TimeAmount = .seconds(60), retry: RetryPolicy = RetryPolicy(),
+        maxResponseBytes: Int = 64 * 1024 * 1024, logger: Logger
+    ) {
+        self.provider = provider
+        self.client = client
+        self.timeout = timeout
+        self.retry = retry
+        self.maxResponseBytes = maxResponseBytes
+        self.logger = logger
+    }
+
+    /// Sends the request built by `makeRequest` (called once per attempt, so bodies can be rebuilt) and returns the
+    /// first 2xx/3xx response. A 4xx/5xx answer that is final (not retryable, or retries used up) is passed to
+    /// `mapError` with its status and body to become the thrown error; network failures become
+    /// ``ProviderError/unavailable(_:)``.
+    public func execute(
+        operation: String,
+        retryable: Bool = true,
+        _ makeRequest: @Sendable () throws -> HTTPClientRequest,
+        mapError: @Sendable (Response) -> ProviderError
+    ) async throws -> Response {
+        var attempt = 1
+        while true {
+            let outcome: Result<Response, ProviderError>
+            do {
+                let response = try await client.execute(try makeRequest(), timeout: timeout, logger: logger)
+                let body = try await response.body.collect(upTo: maxResponseBytes)
+                outcome = .success(Response(status: Int(response.status.code), headers: response.headers, body: body))
+            } catch let error as ProviderError {
+                throw error
+            } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+                outcome = .failure(.unavailable("\(provider) timed out"))
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                outcome = .failure(.unavailable("\(provider) could not be reached: \(error)"))
+            }
+
+            var wait: Duration?
+            let failure: ProviderError
+            switch outcome {
+            case .success(let response) where response.status < 400:
+                return response
+            case .success(let response):
+                let transient = response.status == 408 || response.status == 429 || response.status >= 500
+                failure = mapError(response)
+                wait = transient && failure.isTransient ? Self.retryAfter(response.headers) : nil
+                var metadata: Logger.Metadata = [
+                    "provider": "\(provider)", "operation": "\(operation)", "status": "\(response.status)",
+                    "attempt": "\(attempt)",
+                ]
+                if let id = response.headers.first(name: "x-request-id") ?? response.headers.first(name: "request-id") {
+                    metadata["provider_request_id"] = "\(id)"
+                }
+                logger.warning("provider request failed", metadata: metadata)
+                guard transient, failure.isTransient, retryable, attempt < retry.maxAttempts else { throw failure }
+            case .failure(let error):
+                failure = error
+                logger.warning(
+                    "provider request failed",
+                    metadata: ["provider": "\(provider)", "operation": "\(operation)", "attempt": "\(attempt)", "error": "\(error)"]
+                )
+                guard retryable, attempt < retry.maxAttempts else { throw failure }
+            }
+            let backoff = Self.backoff(attempt: attempt, policy: retry)
+            let delay = min(max(wait ?? .zero, backoff), retry.maxDelay)
+            if let wait, wait > retry.maxDelay { throw failure }
+            try await Task.sleep(for: delay)
+            attempt += 1
+        }
+    }
+
+    /// Full-jitter exponential backoff for the attempt that just failed (1-based).
+    static func backoff(attempt: Int, policy: RetryPolicy) -> Duration {
+        let exponential = policy.baseDelay * (1 << min(attempt - 1, 16))
+        let capped = min(exponential, policy.maxDelay)
+        let milliseconds = Double(capped.components.seconds) * 1_000 + Double(capped.components.attoseconds) / 1e15
+        return .milliseconds(Int.random(in: 0...max(1, Int(milliseconds))))
+    }
+
+    /// `retry-after-ms` (OpenAI) or `Retry-After` in seconds; HTTP dates are not used by these providers.
+    static func retryAfter(_ headers: HTTPHeaders) -> Duration? {
+        if let ms = headers.first(name: "retry-after-ms").flatMap(Double.init), ms >= 0 { return .milliseconds(Int(ms)) }
+        if let seconds = headers.first(name: "retry-after").flatMap(Double.init), seconds >= 0 {
+            return .milliseconds(Int(seconds * 1_000))
+        }
+        return nil
+    }
+}
