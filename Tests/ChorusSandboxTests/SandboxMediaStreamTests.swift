@@ -509,10 +509,14 @@ struct SandboxMediaStreamTests {
             #expect(stats.clearsReceived == 1)
             #expect(stats.marksEchoed == 2)
             #expect(stats.aiAudioQueuedMs == 0)
-            // Half a second of the 3 s was played before the clear (more on a loaded machine), the rest dropped.
-            #expect((350...2_000).contains(stats.aiAudioPlayedMs), "played \(stats.aiAudioPlayedMs) ms")
-            #expect(stats.aiAudioPlayedMs + stats.aiAudioClearedMs == 3_000)
+            // Some of the 3 s played before the clear, never more than the emulator's own clock allows (playback
+            // starts on a frame boundary after the audio arrived; a late tick on a loaded machine plays less), and
+            // the rest was dropped.
             let clear = try #require(stats.events.first { $0.kind == .clearReceived })
+            let started = try #require(stats.events.first { $0.kind == .aiAudioStarted })
+            #expect(stats.aiAudioPlayedMs > 0)
+            #expect(Double(stats.aiAudioPlayedMs) <= clear.atMs - started.atMs + 20, "played \(stats.aiAudioPlayedMs) ms")
+            #expect(stats.aiAudioPlayedMs + stats.aiAudioClearedMs == 3_000)
             #expect(clear.audioMs == stats.aiAudioClearedMs)
             #expect(stats.events.contains { $0.kind == .aiAudioStopped && $0.atMs >= clear.atMs })
             #expect(harness.twilio.playedAudio(sid: sid) == Array(tone(ms: 2_000, seed: 1).prefix(stats.aiAudioPlayedMs * 8)))
