@@ -1,0 +1,444 @@
+import Foundation
+
+// Voice messages: conversations, messages, recordings and transcripts.
+
+/// `POST /conversations` body.
+public struct CreateConversationRequest: Codable, Sendable, Equatable {
+    /// `direct` (exactly one other member) or `group`.
+    public var kind: String
+    /// The group's name (required for groups, ignored for direct conversations), 1–100 characters.
+    public var title: String?
+    /// The other members, by the email they registered with (1 for direct, 1–49 for groups).
+    public var memberEmails: [String]
+
+    public init(kind: String, title: String? = nil, memberEmails: [String]) {
+        self.kind = kind
+        self.title = title
+        self.memberEmails = memberEmails
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case kind
+        case title
+        case memberEmails = "member_emails"
+    }
+}
+
+/// A member of a conversation.
+public struct ConversationMemberDTO: Codable, Sendable, Equatable {
+    public var userID: String
+    public var displayName: String
+    /// `owner` (created the conversation; may remove members) or `member`.
+    public var role: String
+    public var joinedAt: Date
+
+    public init(userID: String, displayName: String, role: String, joinedAt: Date) {
+        self.userID = userID
+        self.displayName = displayName
+        self.role = role
+        self.joinedAt = joinedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case displayName = "display_name"
+        case role
+        case joinedAt = "joined_at"
+    }
+}
+
+/// A conversation as one member sees it.
+public struct ConversationDTO: Codable, Sendable, Equatable {
+    public var id: String
+    public var kind: String
+    public var title: String?
+    public var members: [ConversationMemberDTO]
+    public var createdAt: Date
+    public var lastMessageAt: Date?
+    /// Messages from others after this member's read position.
+    public var unreadCount: Int
+    /// Voice messages from others this member has not played yet.
+    public var unheardVoiceCount: Int
+    /// An unread urgent message from others is waiting.
+    public var hasUrgent: Bool
+
+    public init(
+        id: String, kind: String, title: String?, members: [ConversationMemberDTO], createdAt: Date, lastMessageAt: Date?,
+        unreadCount: Int, unheardVoiceCount: Int, hasUrgent: Bool
+    ) {
+        self.id = id
+        self.kind = kind
+        self.title = title
+        self.members = members
+        self.createdAt = createdAt
+        self.lastMessageAt = lastMessageAt
+        self.unreadCount = unreadCount
+        self.unheardVoiceCount = unheardVoiceCount
+        self.hasUrgent = hasUrgent
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case kind
+        case title
+        case members
+        case createdAt = "created_at"
+        case lastMessageAt = "last_message_at"
+        case unreadCount = "unread_count"
+        case unheardVoiceCount = "unheard_voice_count"
+        case hasUrgent = "has_urgent"
+    }
+}
+
+/// `GET /conversations` answer, most recently active first.
+public struct ConversationsResponse: Codable, Sendable, Equatable {
+    public var conversations: [ConversationDTO]
+
+    public init(conversations: [ConversationDTO]) {
+        self.conversations = conversations
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case conversations
+    }
+}
+
+/// `POST /conversations/{id}/members` body.
+public struct AddMembersRequest: Codable, Sendable, Equatable {
+    public var memberEmails: [String]
+
+    public init(memberEmails: [String]) {
+        self.memberEmails = memberEmails
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case memberEmails = "member_emails"
+    }
+}
+
+/// `POST /conversations/{id}/messages` body.
+///
+/// `send_mode` says what the recipients get: `text` (content only), `audio` (the recording only), `both` (the
+/// recording and its reviewed transcript). A voice message names a recording uploaded with `POST /audio`.
+public struct SendMessageRequest: Codable, Sendable, Equatable {
+    /// A client-generated id (UUID recommended, ≤ 64 characters): sending again with the same id returns the
+    /// message already created instead of a duplicate (the app's offline queue retries safely).
+    public var clientMessageID: String
+    public var sendMode: String
+    /// The text (text messages), or the transcript as the sender reviewed and corrected it (voice messages).
+    public var content: String?
+    /// The recording, for `audio` and `both`.
+    public var audioID: String?
+    /// Flag the message urgent; when absent the server decides (summary model or keyword policy).
+    public var urgent: Bool?
+
+    public init(clientMessageID: String, sendMode: String, content: String? = nil, audioID: String? = nil, urgent: Bool? = nil) {
+        self.clientMessageID = clientMessageID
+        self.sendMode = sendMode
+        self.content = content
+        self.audioID = audioID
+        self.urgent = urgent
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case clientMessageID = "client_message_id"
+        case sendMode = "send_mode"
+        case content
+        case audioID = "audio_id"
+        case urgent
+    }
+}
+
+/// `PATCH /messages/{id}` body (the sender only).
+public struct EditMessageRequest: Codable, Sendable, Equatable {
+    public var content: String
+
+    public init(content: String) {
+        self.content = content
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case content
+    }
+}
+
+/// A message.
+public struct MessageDTO: Codable, Sendable, Equatable {
+    public var id: String
+    public var conversationID: String
+    public var senderID: String
+    public var senderName: String
+    public var clientMessageID: String?
+    public var sendMode: String
+    /// The text, or the voice message's reviewed transcript when sent as `both`; `null` once deleted.
+    public var content: String?
+    /// A short-lived signed URL of the recording (fetch it without the bearer token; supports `Range`).
+    public var audioURL: String?
+    public var audioDuration: Double?
+    /// The machine transcript of the recording.
+    public var transcript: String?
+    /// 0–1, when the speech model reports its certainty.
+    public var transcriptionConfidence: Double?
+    /// `good`, `fair` or `poor`.
+    public var transcriptionConfidenceLabel: String?
+    public var urgent: Bool
+    /// Why it is urgent: `medical`, `schedule_change`, `safety`, `sender`.
+    public var urgentReasons: [String]
+    public var starred: Bool
+    public var createdAt: Date
+    public var editedAt: Date?
+    public var deletedAt: Date?
+
+    public init(
+        id: String, conversationID: String, senderID: String, senderName: String, clientMessageID: String?, sendMode: String,
+        content: String?, audioURL: String?, audioDuration: Double?, transcript: String?, transcriptionConfidence: Double?,
+        transcriptionConfidenceLabel: String?, urgent: Bool, urgentReasons: [String], starred: Bool, createdAt: Date,
+        editedAt: Date?, deletedAt: Date?
+    ) {
+        self.id = id
+        self.conversationID = conversationID
+        self.senderID = senderID
+        self.senderName = senderName
+        self.clientMessageID = clientMessageID
+        self.sendMode = sendMode
+        self.content = content
+        self.audioURL = audioURL
+        self.audioDuration = audioDuration
+        self.transcript = transcript
+        self.transcriptionConfidence = transcriptionConfidence
+        self.transcriptionConfidenceLabel = transcriptionConfidenceLabel
+        self.urgent = urgent
+        self.urgentReasons = urgentReasons
+        self.starred = starred
+        self.createdAt = createdAt
+        self.editedAt = editedAt
+        self.deletedAt = deletedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case conversationID = "conversation_id"
+        case senderID = "sender_id"
+        case senderName = "sender_name"
+        case clientMessageID = "client_message_id"
+        case sendMode = "send_mode"
+        case content
+        case audioURL = "audio_url"
+        case audioDuration = "audio_duration"
+        case transcript
+        case transcriptionConfidence = "transcription_confidence"
+        case transcriptionConfidenceLabel = "transcription_confidence_label"
+        case urgent
+        case urgentReasons = "urgent_reasons"
+        case starred
+        case createdAt = "created_at"
+        case editedAt = "edited_at"
+        case deletedAt = "deleted_at"
+    }
+}
+
+/// A page of messages, newest first; pass `next_cursor` as `before` for older ones.
+public struct MessagesPage: Codable, Sendable, Equatable {
+    public var messages: [MessageDTO]
+    /// `null` when there are no older messages.
+    public var nextCursor: String?
+
+    public init(messages: [MessageDTO], nextCursor: String?) {
+        self.messages = messages
+        self.nextCursor = nextCursor
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case messages
+        case nextCursor = "next_cursor"
+    }
+}
+
+/// `POST /conversations/{id}/read` body: everything up to and including the message is read (default: all).
+public struct MarkReadRequest: Codable, Sendable, Equatable {
+    public var upToMessageID: String?
+
+    public init(upToMessageID: String? = nil) {
+        self.upToMessageID = upToMessageID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case upToMessageID = "up_to_message_id"
+    }
+}
+
+/// `GET /messages/search` answer: matches in the caller's conversations, newest first.
+public struct MessageSearchResponse: Codable, Sendable, Equatable {
+    public var messages: [MessageDTO]
+
+    public init(messages: [MessageDTO]) {
+        self.messages = messages
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case messages
+    }
+}
+
+/// `POST /audio` answer: the stored recording.
+public struct AudioUploadResponse: Codable, Sendable, Equatable {
+    public var audioID: String
+    /// `m4a`, `mp3` or `wav`.
+    public var format: String
+    public var contentType: String
+    public var sizeBytes: Int
+    /// Read from the container, not trusted from the client.
+    public var durationSeconds: Double
+    /// When the recording is deleted unless the message is starred.
+    public var expiresAt: Date?
+
+    public init(audioID: String, format: String, contentType: String, sizeBytes: Int, durationSeconds: Double, expiresAt: Date?) {
+        self.audioID = audioID
+        self.format = format
+        self.contentType = contentType
+        self.sizeBytes = sizeBytes
+        self.durationSeconds = durationSeconds
+        self.expiresAt = expiresAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case audioID = "audio_id"
+        case format
+        case contentType = "content_type"
+        case sizeBytes = "size_bytes"
+        case durationSeconds = "duration_seconds"
+        case expiresAt = "expires_at"
+    }
+}
+
+/// `POST /transcriptions` body.
+public struct TranscriptionRequestDTO: Codable, Sendable, Equatable {
+    public var audioID: String
+    /// ISO-639-1 hint, e.g. `en`.
+    public var language: String?
+
+    public init(audioID: String, language: String? = nil) {
+        self.audioID = audioID
+        self.language = language
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case audioID = "audio_id"
+        case language
+    }
+}
+
+/// `POST /transcriptions` answer. An empty transcript with `poor` confidence means no speech was heard.
+public struct TranscriptionResponse: Codable, Sendable, Equatable {
+    public var transcript: String
+    /// 0–1, or `null` when the configured model reports no certainty.
+    public var confidence: Double?
+    /// `good`, `fair`, `poor`, or `null` with `confidence`.
+    public var confidenceLabel: String?
+    public var language: String?
+    public var durationSeconds: Double
+
+    public init(transcript: String, confidence: Double?, confidenceLabel: String?, language: String?, durationSeconds: Double) {
+        self.transcript = transcript
+        self.confidence = confidence
+        self.confidenceLabel = confidenceLabel
+        self.language = language
+        self.durationSeconds = durationSeconds
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case transcript
+        case confidence
+        case confidenceLabel = "confidence_label"
+        case language
+        case durationSeconds = "duration_seconds"
+    }
+}
+
+/// One event of the realtime WebSocket (`GET /ws`): `{"type": ..., "conversation_id": ..., ...}`.
+///
+/// Types: `message.created`, `message.updated`, `message.deleted`, `transcript.ready` (carry `message`),
+/// `summary.ready` (carries `summary_id`), `typing` and `presence` (carry `user_id`; presence also `online`),
+/// `conversation.updated`, `pong`, `error` (carries `detail`).
+public struct RealtimeEventDTO: Codable, Sendable, Equatable {
+    public var type: String
+    public var conversationID: String?
+    public var message: MessageDTO?
+    public var userID: String?
+    public var online: Bool?
+    public var summaryID: String?
+    public var detail: String?
+
+    public init(
+        type: String, conversationID: String? = nil, message: MessageDTO? = nil, userID: String? = nil, online: Bool? = nil,
+        summaryID: String? = nil, detail: String? = nil
+    ) {
+        self.type = type
+        self.conversationID = conversationID
+        self.message = message
+        self.userID = userID
+        self.online = online
+        self.summaryID = summaryID
+        self.detail = detail
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type
+        case conversationID = "conversation_id"
+        case message
+        case userID = "user_id"
+        case online
+        case summaryID = "summary_id"
+        case detail
+    }
+}
+
+/// What a client sends on the realtime WebSocket: `{"type": "typing", "conversation_id": ...}` or `{"type": "ping"}`.
+public struct RealtimeClientEventDTO: Codable, Sendable, Equatable {
+    public var type: String
+    public var conversationID: String?
+
+    public init(type: String, conversationID: String? = nil) {
+        self.type = type
+        self.conversationID = conversationID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type
+        case conversationID = "conversation_id"
+    }
+}
+
+/// `GET /me/profile` answer and `PUT /me/profile` body (every member optional when updating): what voice messages
+/// need to know about the account.
+public struct MessagingProfileDTO: Codable, Sendable, Equatable {
+    /// The name other members see (default: the part of the email before `@`), 1–60 characters.
+    public var displayName: String?
+    /// Needed for voice cloning (18+) and to store any voice data (13+).
+    public var birthYear: Int?
+    /// Days recordings are kept (1–365, default 30); starred messages are kept.
+    public var retentionDays: Int?
+    /// `false` opts out of every voice feature: no recordings, transcripts, cloning or generated speech.
+    public var voiceFeaturesEnabled: Bool?
+    /// The default voice (`GET /voices/defaults`) used when no cloned voice exists.
+    public var defaultVoice: String?
+
+    public init(
+        displayName: String? = nil, birthYear: Int? = nil, retentionDays: Int? = nil, voiceFeaturesEnabled: Bool? = nil,
+        defaultVoice: String? = nil
+    ) {
+        self.displayName = displayName
+        self.birthYear = birthYear
+        self.retentionDays = retentionDays
+        self.voiceFeaturesEnabled = voiceFeaturesEnabled
+        self.defaultVoice = defaultVoice
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case displayName = "display_name"
+        case birthYear = "birth_year"
+        case retentionDays = "retention_days"
+        case voiceFeaturesEnabled = "voice_features_enabled"
+        case defaultVoice = "default_voice"
+    }
+}
