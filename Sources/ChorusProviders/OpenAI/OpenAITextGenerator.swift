@@ -1,0 +1,122 @@
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+
+/// Chat completions with OpenAI's `POST /v1/chat/completions`.
+///
+/// The body is `{model, messages, response_format?, max_completion_tokens?, temperature?, safety_identifier?,
+/// store: false}`. A ``StructuredOutputFormat`` becomes `response_format: {type: "json_schema", json_schema: {name,
+/// strict: true, schema}}` with the schema text inserted as it is (its key order is the order the model writes
+/// the answer in). The answer is checked the way the API asks: `message.refusal` → ``TextGenerationError/refused(_:)``,
+/// `finish_reason` `length` or `content_filter` → ``TextGenerationError/incomplete(finishReason:)``; token usage is
+/// returned with the content.
+public struct OpenAITextGenerator: TextGenerator {
+    private let connection: OpenAIConnection
+
+    /// A generator; the model is chosen per request (``TextGenerationRequest/model``).
+    public init(connection: OpenAIConnection) {
+        self.connection = connection
+    }
+
+    /// The JSON body sent for `request` (also what tests inspect). Throws ``ProviderError/rejected(httpStatus:code:message:)``
+    /// (status 400, nothing sent) when the format's schema is not a JSON object.
+    public func body(for request: TextGenerationRequest) throws -> Data {
+        let body = ChatBody(
+            model: request.model,
+            messages: request.messages.map { ChatBody.Message(role: $0.role.rawValue, content: $0.content) },
+            maxCompletionTokens: request.maxOutputTokens, temperature: request.temperature,
+            safetyIdentifier: request.safetyIdentifier.flatMap { $0.isEmpty ? nil : $0 }, store: false)
+        var json = try JSONEncoder().encode(body)
+        guard let format = request.format else { return json }
+        let schema = Data(format.schemaJSON.utf8)
+        guard (try? JSONSerialization.jsonObject(with: schema)) is [String: Any] else {
+            throw ProviderError.rejected(
+                httpStatus: 400, code: "invalid_json_schema", message: "The schema of response format '\(format.name)' is not a JSON object.")
+        }
+        // `{…}` → `{…,"response_format":{…}}`: the schema text goes in verbatim, keeping its key order.
+        var formatJSON = Data(#","response_format":{"type":"json_schema","json_schema":{"name":"#.utf8)
+        formatJSON.append(try JSONEncoder().encode(format.name))
+        formatJSON.append(contentsOf: Array(#","strict":true,"schema":"#.utf8))
+        formatJSON.append(schema)
+        formatJSON.append(contentsOf: Array("}}}".utf8))
+        json.removeLast()
+        json.append(formatJSON)
+        return json
+    }
+
+    /// Generates one answer. Throws ``ProviderError`` or ``TextGenerationError``.
+    public func generate(_ request: TextGenerationRequest) async throws -> GeneratedText {
+        let response = try await connection.post(
+            operation: "chat.completions", path: "chat/completions", contentType: "application/json", accept: "application/json",
+            body: ByteBuffer(data: try body(for: request)))
+        let completion = try OpenAIConnection.decode(ChatCompletion.self, from: response, operation: "chat.completions")
+        guard let choice = completion.choices.first else {
+            throw ProviderError.invalidResponse("OpenAI chat.completions returned no choices")
+        }
+        if let refusal = choice.message.refusal, !refusal.isEmpty { throw TextGenerationError.refused(refusal) }
+        if let reason = choice.finishReason, reason == "length" || reason == "content_filter" {
+            throw TextGenerationError.incomplete(finishReason: reason)
+        }
+        guard let content = choice.message.content else {
+            throw ProviderError.invalidResponse("OpenAI chat.completions returned a message without content")
+        }
+        return GeneratedText(
+            content: content, model: completion.model ?? request.model, promptTokens: completion.usage?.promptTokens ?? 0,
+            completionTokens: completion.usage?.completionTokens ?? 0)
+    }
+
+    // MARK: - Wire
+
+    struct ChatBody: Encodable {
+        struct Message: Encodable {
+            let role: String
+            let content: String
+        }
+
+        let model: String
+        let messages: [Message]
+        let maxCompletionTokens: Int?
+        let temperature: Double?
+        let safetyIdentifier: String?
+        let store: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case model, messages
+            case maxCompletionTokens = "max_completion_tokens"
+            case temperature
+            case safetyIdentifier = "safety_identifier"
+            case store
+        }
+    }
+
+    struct ChatCompletion: Decodable {
+        struct Choice: Decodable {
+            struct Message: Decodable {
+                let content: String?
+                let refusal: String?
+            }
+
+            let message: Message
+            let finishReason: String?
+
+            enum CodingKeys: String, CodingKey {
+                case message
+                case finishReason = "finish_reason"
+            }
+        }
+
+        struct Usage: Decodable {
+            let promptTokens: Int
+            let completionTokens: Int
+
+            enum CodingKeys: String, CodingKey {
+                case promptTokens = "prompt_tokens"
+                case completionTokens = "completion_tokens"
+            }
+        }
+
+        let model: String?
+        let choices: [Choice]
+        let usage: Usage?
+    }
+}
