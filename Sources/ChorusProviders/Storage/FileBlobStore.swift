@@ -152,7 +152,7 @@ public struct FileBlobStore: BlobStore {
         } else {
             bytes = 0..<size
         }
-        let source = FileChunkSource(descriptor: opened.descriptor, range: bytes, key: key, threadPool: threadPool)
+        let source = FileChunkSource(descriptor: opened.descriptor, range: bytes, name: key.rawValue, threadPool: threadPool)
         let body = AsyncThrowingStream<ByteBuffer, any Error> { try await source.next() }
         return BlobReader(metadata: opened.metadata, range: bytes, body: body)
     }
@@ -256,6 +256,22 @@ public struct FileBlobStore: BlobStore {
 
     // MARK: - Reading
 
+    /// Opens the local file at `path` for streaming in chunks of at most ``chunkSize`` bytes (the S3 store uploads
+    /// files through it). Throws ``BlobStoreError/unavailable(_:)`` when the
+    /// file cannot be opened.
+    static func chunks(ofFileAt path: String, threadPool: NIOThreadPool) throws -> (size: Int64, body: AsyncThrowingStream<ByteBuffer, any Error>) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure("cannot open \(path)") }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            close(descriptor)
+            throw BlobStoreError.unavailable("\(path) is not a regular file")
+        }
+        let size = Int64(info.st_size)
+        let source = FileChunkSource(descriptor: descriptor, range: 0..<size, name: path, threadPool: threadPool)
+        return (size, AsyncThrowingStream { try await source.next() })
+    }
+
     private func contentType(of key: BlobKey) throws -> String {
         let sidecar = Self.sidecarPath(of: path(of: key))
         guard let data = FileManager.default.contents(atPath: sidecar) else { return Self.defaultContentType }
@@ -321,13 +337,14 @@ private final class FileChunkSource: Sendable {
 
     private let state: NIOLockedValueBox<State>
     private let end: Int64
-    private let key: BlobKey
+    /// The key or path, for error messages.
+    private let name: String
     private let threadPool: NIOThreadPool
 
-    init(descriptor: Int32, range: Range<Int64>, key: BlobKey, threadPool: NIOThreadPool) {
+    init(descriptor: Int32, range: Range<Int64>, name: String, threadPool: NIOThreadPool) {
         self.state = NIOLockedValueBox(State(descriptor: descriptor, offset: range.lowerBound))
         self.end = range.upperBound
-        self.key = key
+        self.name = name
         self.threadPool = threadPool
     }
 
@@ -356,12 +373,12 @@ private final class FileChunkSource: Sendable {
             var buffer = ByteBufferAllocator().buffer(capacity: wanted)
             let offset = state.offset
             let count = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { raw in
-                try FileBlobStore.retryingInterrupts("read \(key)") {
+                try FileBlobStore.retryingInterrupts("read \(name)") {
                     pread(descriptor, raw.baseAddress, wanted, off_t(offset))
                 }
             }
             guard count > 0 else {
-                throw BlobStoreError.unavailable("\(key) ended \(end - offset) bytes early (truncated meanwhile?)")
+                throw BlobStoreError.unavailable("\(name) ended \(end - offset) bytes early (truncated meanwhile?)")
             }
             state.offset += Int64(count)
             return buffer
