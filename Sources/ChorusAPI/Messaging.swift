@@ -182,7 +182,7 @@ public struct MessageDTO: Codable, Sendable, Equatable {
     /// `good`, `fair` or `poor`.
     public var transcriptionConfidenceLabel: String?
     public var urgent: Bool
-    /// Why it is urgent: `medical`, `schedule_change`, `safety`, `sender`.
+    /// Why it is urgent: `medical`, `schedule`, `safety`, `sender` (flagged by the sender).
     public var urgentReasons: [String]
     public var starred: Bool
     public var createdAt: Date

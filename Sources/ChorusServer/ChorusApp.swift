@@ -137,6 +137,31 @@ public enum ChorusApp {
             app.lifecycle.use(ReadPoolShutdown(pool: pool))
             readPool = pool
         }
+        // Voice messages: blobs under the data directory, transcription by OpenAI when configured, otherwise by the
+        // OpenAI emulator mounted under /sandbox; realtime events across instances through PostgreSQL when configured.
+        let hub = RealtimeHub()
+        let fanout: any RealtimeFanout
+        if case .postgres(let url) = configuration.database {
+            let postgres = PostgresFanout(
+                hub: hub, configuration: try SQLPostgresConfiguration(url: url), logger: app.logger)
+            app.lifecycle.use(postgres)
+            fanout = postgres
+        } else {
+            fanout = LocalFanout(hub: hub)
+        }
+        app.lifecycle.use(RealtimeShutdown(hub: hub))
+        let openAIConnection = OpenAIConnection(
+            apiKey: realtimeKey, baseURL: configuration.openAI?.baseURL ?? configuration.loopbackURL.appendingPathComponent("sandbox/openai/v1"),
+            httpClient: httpClient, logger: app.logger)
+        let spool = configuration.dataDirectory.appendingPathComponent("spool")
+        try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        providerNames["transcription"] = configuration.openAI == nil ? "sandbox" : "openai"
+        let messaging = MessagingServices(
+            blobs: try FileBlobStore(root: configuration.dataDirectory.appendingPathComponent("blobs"), threadPool: app.threadPool),
+            transcriber: OpenAITranscriber(connection: openAIConnection, model: configuration.voiceMessages.transcriptionModel),
+            spoolDirectory: spool, hub: hub, fanout: fanout,
+            audioURLs: AudioURLSigner(secret: secret, lifetime: configuration.voiceMessages.audioURLLifetime))
+
         let services = ChorusServices(
             configuration: configuration,
             tokens: tokens,
@@ -153,7 +178,8 @@ public enum ChorusApp {
             providerNames: providerNames,
             readPool: readPool,
             realtime: realtime,
-            bridges: bridges
+            bridges: bridges,
+            messaging: messaging
         )
         app.storage[ChorusServicesKey.self] = services
 
@@ -180,6 +206,9 @@ public enum ChorusApp {
         try app.register(collection: PurchasesController(services: services))
         try app.register(collection: TwilioWebhookController(services: services))
         try app.register(collection: MediaStreamController(services: services))
+        try app.register(collection: ConversationsController(services: services))
+        try app.register(collection: AudioController(services: services))
+        try app.register(collection: RealtimeController(services: services))
         if !configuration.isProduction {
             try app.register(collection: DevelopmentController(services: services))
         }
@@ -188,6 +217,7 @@ public enum ChorusApp {
             let scheduled = ScheduledCallJob(services: services)
             let reconciliation = CallReconciliationJob(services: services)
             let notifications = AppStoreNotificationJob(services: services)
+            let transcriptions = MessageTranscriptionJob(services: services)
             app.lifecycle.use(
                 JobRunner(
                     handlers: [
@@ -195,6 +225,9 @@ public enum ChorusApp {
                         JobKind.reconcileCall: { job, store, logger in try await reconciliation.run(job, store: store, logger: logger) },
                         JobKind.applyAppStoreNotification: { job, store, logger in
                             try await notifications.run(job, store: store, logger: logger)
+                        },
+                        JobKind.transcribeMessageAudio: { job, store, logger in
+                            try await transcriptions.run(job, store: store, logger: logger)
                         },
                         JobKind.purgeTranscript: { job, store, _ in
                             guard let callID = Int(job.payload) else { return }
@@ -260,6 +293,15 @@ private struct BridgeShutdown: LifecycleHandler {
 
     func shutdownAsync(_ application: Application) async {
         await bridges.shutdown()
+    }
+}
+
+/// Closes the realtime WebSockets when the server stops.
+private struct RealtimeShutdown: LifecycleHandler {
+    let hub: RealtimeHub
+
+    func shutdownAsync(_ application: Application) async {
+        await hub.closeAll()
     }
 }
 

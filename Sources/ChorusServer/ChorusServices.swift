@@ -31,6 +31,8 @@ struct ChorusServices: Sendable {
     let realtime: any RealtimeConnector
     /// Sessions opened while calls ring, and the bridges in progress.
     let bridges: CallBridgeRegistry
+    /// Voice messages: storage, transcription, realtime delivery.
+    let messaging: MessagingServices
 
     /// The database as seen from `eventLoop`.
     func store(_ database: any SQLDatabase, on eventLoop: any EventLoop) -> ChorusStore {

@@ -74,6 +74,20 @@ public struct ChorusConfiguration: Sendable {
         }
     }
 
+    /// Voice messages: recordings, transcription.
+    public struct VoiceMessageSettings: Sendable, Equatable {
+        /// The speech-to-text model (`CHORUS_VOICE_TRANSCRIPTION_MODEL`): `whisper-1` reports confidence and silence,
+        /// `gpt-4o(-mini)-transcribe` token confidence, `gpt-transcribe` neither.
+        public var transcriptionModel: String
+        /// The largest recording accepted, bytes.
+        public var maxUploadBytes: Int
+        /// The longest recording, seconds; and with `long_form` (bedtime stories).
+        public var maxSeconds: Double
+        public var longFormMaxSeconds: Double
+        /// How long a signed audio URL stays valid, seconds.
+        public var audioURLLifetime: TimeInterval
+    }
+
     /// Limits per fixed window: `limit` requests per `window` seconds.
     public struct RateLimit: Sendable, Equatable {
         public var limit: Int
@@ -130,6 +144,7 @@ public struct ChorusConfiguration: Sendable {
     public var logFormat: LogFormat
     public var openAI: OpenAIAccount?
     public var callBridge: CallBridgeSettings
+    public var voiceMessages: VoiceMessageSettings
 
     public enum LogFormat: String, Sendable {
         /// One JSON object per line.
@@ -161,6 +176,8 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_TRANSCRIPT_RETENTION_DAYS", "CHORUS_TWILIO_CALLS_PER_SECOND", "CHORUS_APPLE_APP_ID", "CHORUS_APPLE_ENVIRONMENT",
         "CHORUS_APPLE_ACCEPT_SANDBOX", "CHORUS_APPLE_SHARED_SECRET", "CHORUS_APPLE_EXTRA_ROOTS", "CHORUS_APPLE_VERIFY_RECEIPT_URL",
         "CHORUS_APPLE_VERIFY_RECEIPT_SANDBOX_URL", "CHORUS_BASIC_LEGACY_PRODUCT_IDS", "CHORUS_PREMIUM_LEGACY_PRODUCT_IDS",
+        "CHORUS_VOICE_TRANSCRIPTION_MODEL", "CHORUS_VOICE_MAX_UPLOAD_BYTES", "CHORUS_VOICE_MAX_SECONDS", "CHORUS_VOICE_LONG_FORM_MAX_SECONDS",
+        "CHORUS_VOICE_AUDIO_URL_TTL",
     ]
 
     /// Sandbox providers are in use (no live Twilio account configured).
@@ -252,6 +269,20 @@ public struct ChorusConfiguration: Sendable {
             callsPerSecond: reader.value("CHORUS_TWILIO_CALLS_PER_SECOND", default: 1) { Double($0).flatMap { $0 > 0 && $0 <= 1_000 ? $0 : nil } }
         )
 
+        let voiceMessages = VoiceMessageSettings(
+            transcriptionModel: reader.string("CHORUS_VOICE_TRANSCRIPTION_MODEL") ?? "whisper-1",
+            maxUploadBytes: reader.value("CHORUS_VOICE_MAX_UPLOAD_BYTES", default: 10 * 1024 * 1024) {
+                Int($0).flatMap { (1_024...100 * 1024 * 1024).contains($0) ? $0 : nil }
+            },
+            maxSeconds: reader.value("CHORUS_VOICE_MAX_SECONDS", default: 120) { Double($0).flatMap { $0 > 0 && $0 <= 3_600 ? $0 : nil } },
+            longFormMaxSeconds: reader.value("CHORUS_VOICE_LONG_FORM_MAX_SECONDS", default: 300) {
+                Double($0).flatMap { $0 > 0 && $0 <= 3_600 ? $0 : nil }
+            },
+            audioURLLifetime: reader.value("CHORUS_VOICE_AUDIO_URL_TTL", default: 900) {
+                TimeInterval($0).flatMap { $0 >= 10 && $0 <= 86_400 ? $0 : nil }
+            }
+        )
+
         let plans = PlanCatalog.read(from: &reader)
         func httpURL(_ text: String) -> URL? {
             URL(string: text).flatMap { ["http", "https"].contains($0.scheme ?? "") && $0.host != nil ? $0 : nil }
@@ -316,7 +347,8 @@ public struct ChorusConfiguration: Sendable {
                 LogFormat(rawValue: $0.lowercased())
             },
             openAI: openAI,
-            callBridge: callBridge
+            callBridge: callBridge,
+            voiceMessages: voiceMessages
         )
         if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
         return configuration

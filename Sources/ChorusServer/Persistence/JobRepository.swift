@@ -7,6 +7,7 @@ enum JobKind {
     static let reconcileCall = "reconcile_call"
     static let purgeTranscript = "purge_transcript"
     static let applyAppStoreNotification = "apply_app_store_notification"
+    static let transcribeMessageAudio = "transcribe_message_audio"
 }
 
 /// A job claimed by one worker for a lease.

@@ -12,6 +12,7 @@ enum ChorusMigrations {
         CreateJobs(),
         CreateCallBridge(),
         CreateSubscriptionLifecycle(),
+        CreateMessaging(),
     ]
 }
 

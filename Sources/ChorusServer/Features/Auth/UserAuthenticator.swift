@@ -26,16 +26,32 @@ struct UserAuthenticator: AsyncMiddleware {
     let services: ChorusServices
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        guard let authorization = request.headers.first(name: .authorization) else { throw APIError.notAuthenticated }
-        let parts = authorization.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw APIError.notAuthenticated }
-        guard let claims = await services.tokens.verifyAccessToken(String(parts[1])) else { throw APIError.invalidCredentials }
+        _ = try await authenticate(request)
+        return try await next.respond(to: request)
+    }
+
+    /// Authenticates the request's bearer token (or, where `allowsQueryToken`, an `access_token` query parameter for
+    /// clients that cannot set headers, such as browser WebSockets), stores the user on the request and applies the
+    /// per-user rate limit.
+    @discardableResult
+    func authenticate(_ request: Request, allowsQueryToken: Bool = false) async throws -> AuthenticatedUser {
+        let token: String
+        if let authorization = request.headers.first(name: .authorization) {
+            let parts = authorization.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw APIError.notAuthenticated }
+            token = String(parts[1])
+        } else if allowsQueryToken, let query = request.query[String.self, at: "access_token"] {
+            token = query
+        } else {
+            throw APIError.notAuthenticated
+        }
+        guard let claims = await services.tokens.verifyAccessToken(token) else { throw APIError.invalidCredentials }
         let user = AuthenticatedUser(id: claims.sub.value, sessionID: claims.sid)
         request.storage[AuthenticatedUserKey.self] = user
         request.logger[metadataKey: "user_id"] = .string(user.id)
         if let limit = services.configuration.rateLimits.user {
             try services.checkRateLimit("user:\(user.id)", limit)
         }
-        return try await next.respond(to: request)
+        return user
     }
 }

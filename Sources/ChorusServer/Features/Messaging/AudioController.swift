@@ -1,0 +1,273 @@
+import ChorusAPI
+import ChorusCore
+import ChorusProviders
+import Foundation
+import NIOCore
+import NIOPosix
+import Vapor
+
+/// Recordings of voice messages:
+/// - `POST /audio[?long_form=true]` — the raw recording as the body (`Content-Type` `audio/mp4`, `audio/mpeg` or
+///   `audio/wav`), streamed to a spool file with bounded memory, inspected (the container decides format and duration,
+///   not the client) and stored;
+/// - `GET /audio/{id}` — the recording, with `Range` support, for its owner and the members of conversations holding
+///   it (bearer token) or anyone with a signed URL from a message's `audio_url`;
+/// - `POST /transcriptions` — the transcript of the caller's own recording, with its confidence.
+struct AudioController: RouteCollection {
+    let services: ChorusServices
+    var messaging: MessagingServices { services.messaging }
+
+    /// Media types accepted for uploads and the container each one must really be.
+    static let acceptedTypes: [String: AudioFormat] = [
+        "audio/mp4": .m4a, "audio/m4a": .m4a, "audio/x-m4a": .m4a, "audio/aac": .m4a, "audio/mpeg": .mp3, "audio/mp3": .mp3,
+        "audio/wav": .wav, "audio/x-wav": .wav, "audio/wave": .wav, "audio/vnd.wave": .wav,
+    ]
+
+    func boot(routes: any RoutesBuilder) throws {
+        let authenticated = routes.grouped(UserAuthenticator(services: services))
+        authenticated.on(.POST, "audio", body: .stream, use: upload)
+        routes.get("audio", ":audio_id", use: download)
+        authenticated.post("transcriptions", use: transcribe)
+    }
+
+    // MARK: Upload
+
+    @Sendable
+    func upload(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let settings = services.configuration.voiceMessages
+        let profile = try await VoicePrivacy.requireVoiceAllowed(userID: user.id, store: req.store, now: services.now())
+        guard let mediaType = req.headers.contentType.map({ "\($0.type)/\($0.subType)".lowercased() }),
+            let declared = Self.acceptedTypes[mediaType]
+        else {
+            throw APIError.detail(.unsupportedMediaType, "Upload the recording as audio/mp4 (m4a/AAC), audio/mpeg (mp3) or audio/wav")
+        }
+        if let length = req.headers.first(name: .contentLength).flatMap(Int.init), length > settings.maxUploadBytes {
+            throw APIError.detail(.payloadTooLarge, "Recordings are limited to \(settings.maxUploadBytes / (1024 * 1024)) MB")
+        }
+        let longForm = (try? req.query.get(Bool.self, at: "long_form")) ?? false
+        let maxSeconds = longForm ? settings.longFormMaxSeconds : settings.maxSeconds
+
+        let spool = messaging.spoolDirectory.appendingPathComponent("upload-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: spool) }
+        let size = try await spoolBody(req, to: spool, limit: settings.maxUploadBytes)
+        guard size > 0 else { throw APIError.detail(.unprocessableEntity, "The recording is empty") }
+
+        let info: AudioInfo
+        do {
+            info = try await req.application.threadPool.runIfActive {
+                let source = try FileAudioSource(url: spool)
+                return try AudioContainer.inspect(source)
+            }
+        } catch AudioContainerError.unsupportedFormat {
+            throw APIError.detail(.unsupportedMediaType, "The body is not an m4a/AAC, mp3 or wav recording")
+        } catch let error as AudioContainerError {
+            throw APIError.detail(.unprocessableEntity, "The recording could not be read: \(error)")
+        }
+        guard info.format == declared else {
+            throw APIError.detail(
+                .unsupportedMediaType, "The body is \(info.format.rawValue) audio but Content-Type says \(mediaType)")
+        }
+        guard info.durationSeconds >= 0.1 else { throw APIError.detail(.unprocessableEntity, "The recording holds no audio") }
+        guard info.durationSeconds <= maxSeconds + 0.5 else {
+            let hint = longForm ? "" : " (long_form=true allows \(Int(settings.longFormMaxSeconds / 60)) minutes for bedtime stories)"
+            throw APIError.detail(
+                .unprocessableEntity,
+                "Recordings are limited to \(Self.describe(seconds: maxSeconds))\(hint); this one is "
+                    + "\(Self.describe(seconds: info.durationSeconds))")
+        }
+
+        let id = UUID().uuidString.lowercased()
+        guard let key = BlobKey(rawValue: "audio/\(id.prefix(2))/\(id).\(info.format.fileExtension)") else {
+            throw ChorusStoreError.missingRow("blob key")
+        }
+        try await messaging.blobs.put(key, file: spool, contentType: info.format.mimeType)
+        let now = services.now()
+        let record = AudioRecord(
+            id: id, ownerID: user.id, blobKey: key.rawValue, format: info.format.rawValue, contentType: info.format.mimeType,
+            sizeBytes: Int(size), durationMs: Int((info.durationSeconds * 1000).rounded()), longForm: longForm, createdAt: now,
+            expiresAt: now.addingTimeInterval(TimeInterval(profile.retentionDays) * 86_400), transcript: nil, transcriptConfidence: nil,
+            transcriptLabel: nil, transcriptLanguage: nil)
+        do {
+            try await req.store.insertAudio(record)
+        } catch {
+            try? await messaging.blobs.delete(key)
+            throw error
+        }
+        req.logger.info(
+            "stored a recording",
+            metadata: ["audio_id": .string(id), "format": .string(info.format.rawValue), "bytes": .stringConvertible(size)])
+        return try req.json(Self.dto(record), status: .created)
+    }
+
+    /// Writes the request body to `file`, refusing more than `limit` bytes with 413. Returns the size.
+    private func spoolBody(_ req: Request, to file: URL, limit: Int) async throws -> Int64 {
+        let pool = req.application.threadPool
+        let path = file.path
+        try await pool.runIfActive {
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw APIError.detail(.internalServerError, "Could not store the recording")
+            }
+        }
+        let handle = try FileHandle(forWritingTo: file)
+        defer { try? handle.close() }
+        var size: Int64 = 0
+        for try await chunk in req.body {
+            size += Int64(chunk.readableBytes)
+            guard size <= limit else {
+                throw APIError.detail(.payloadTooLarge, "Recordings are limited to \(limit / (1024 * 1024)) MB")
+            }
+            let data = Data(chunk.readableBytesView)
+            try await pool.runIfActive { try handle.write(contentsOf: data) }
+        }
+        return size
+    }
+
+    static func dto(_ record: AudioRecord) -> AudioUploadResponse {
+        AudioUploadResponse(
+            audioID: record.id, format: record.format, contentType: record.contentType, sizeBytes: record.sizeBytes,
+            durationSeconds: Double(record.durationMs) / 1000, expiresAt: record.expiresAt)
+    }
+
+    static func describe(seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        return whole % 60 == 0 ? "\(whole / 60) minute\(whole == 60 ? "" : "s")" : "\(whole) seconds"
+    }
+
+    // MARK: Download
+
+    @Sendable
+    func download(_ req: Request) async throws -> Response {
+        guard let id = req.parameters.get("audio_id") else { throw APIError.notFound("Recording not found") }
+        let now = services.now()
+        if let signature = req.query[String.self, at: "signature"] {
+            let expires = req.query[Int64.self, at: "expires"] ?? 0
+            guard messaging.audioURLs.isValid(audioID: id, expires: expires, signature: signature, now: now) else {
+                throw APIError.detail(.forbidden, "This audio link is invalid or has expired; fetch the message again for a new one")
+            }
+        } else {
+            let user = try await UserAuthenticator(services: services).authenticate(req)
+            guard try await req.store.canAccessAudio(id: id, userID: user.id) else { throw APIError.notFound("Recording not found") }
+        }
+        guard let record = try await req.store.audio(id: id), let key = BlobKey(rawValue: record.blobKey) else {
+            throw APIError.notFound("Recording not found")
+        }
+        return try await Self.serve(key, from: messaging.blobs, request: req)
+    }
+
+    /// Streams a blob with `Range` support: 200 with the whole blob, 206 with `Content-Range` for one range, 416 for an
+    /// unsatisfiable one. Multiple ranges are answered with the whole blob (allowed by RFC 9110).
+    static func serve(_ key: BlobKey, from blobs: any BlobStore, request: Request) async throws -> Response {
+        var requested: Range<Int64>?
+        var partial = false
+        if let header = request.headers.first(name: .range) {
+            guard let metadata = try await blobs.metadata(key) else { throw APIError.notFound("Recording not found") }
+            switch ByteRange.parse(header, size: metadata.size) {
+            case .none: break
+            case .unsatisfiable:
+                var headers = HTTPHeaders()
+                headers.replaceOrAdd(name: .contentRange, value: "bytes */\(metadata.size)")
+                return Response(status: .rangeNotSatisfiable, headers: headers)
+            case .range(let range):
+                requested = range
+                partial = true
+            }
+        }
+        let reader: BlobReader
+        do {
+            guard let found = try await blobs.read(key, range: requested) else { throw APIError.notFound("Recording not found") }
+            reader = found
+        } catch BlobStoreError.rangeNotSatisfiable(let size) {
+            var headers = HTTPHeaders()
+            headers.replaceOrAdd(name: .contentRange, value: "bytes */\(size)")
+            return Response(status: .rangeNotSatisfiable, headers: headers)
+        }
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: reader.metadata.contentType)
+        headers.replaceOrAdd(name: .acceptRanges, value: "bytes")
+        headers.replaceOrAdd(name: .cacheControl, value: "private, max-age=300")
+        if partial {
+            headers.replaceOrAdd(
+                name: .contentRange, value: "bytes \(reader.range.lowerBound)-\(reader.range.upperBound - 1)/\(reader.metadata.size)")
+        }
+        let count = Int(reader.range.count)
+        let body = reader.body
+        return Response(
+            status: partial ? .partialContent : .ok, headers: headers,
+            body: .init(
+                asyncStream: { writer in
+                    do {
+                        for try await buffer in body { try await writer.write(.buffer(buffer)) }
+                        try await writer.write(.end)
+                    } catch {
+                        try await writer.write(.error(error))
+                    }
+                }, count: count))
+    }
+
+    // MARK: Transcription
+
+    @Sendable
+    func transcribe(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let body = try req.decodeJSON(TranscriptionRequestDTO.self)
+        _ = try await VoicePrivacy.requireVoiceAllowed(userID: user.id, store: req.store, now: services.now())
+        guard let record = try await req.store.audio(id: body.audioID), record.ownerID == user.id else {
+            throw APIError.notFound("Recording not found")
+        }
+        if let language = body.language, !(2...3).contains(language.count) || !language.allSatisfy(\.isLetter) {
+            throw APIError.invalid("language", "Use an ISO-639-1 code such as en")
+        }
+        let result = try await VoiceTranscription(services: services).transcribe(
+            record, language: body.language, store: req.store, logger: req.logger)
+        return try req.json(result)
+    }
+}
+
+/// One `Range` header against a blob of known size.
+enum ByteRange: Equatable {
+    case none
+    case unsatisfiable
+    case range(Range<Int64>)
+
+    /// Parses `bytes=a-b`, `bytes=a-` and `bytes=-n`; anything else (other units, several ranges) is `.none` (serve
+    /// the whole blob).
+    static func parse(_ header: String, size: Int64) -> ByteRange {
+        let trimmed = header.trimmingCharacters(in: .whitespaces)
+        guard trimmed.lowercased().hasPrefix("bytes="), !trimmed.contains(",") else { return .none }
+        let spec = trimmed.dropFirst("bytes=".count)
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return .none }
+        let first = parts[0].trimmingCharacters(in: .whitespaces)
+        let last = parts[1].trimmingCharacters(in: .whitespaces)
+        if first.isEmpty {
+            guard let suffix = Int64(last), suffix > 0 else { return .unsatisfiable }
+            return size == 0 ? .unsatisfiable : .range(max(0, size - suffix)..<size)
+        }
+        guard let start = Int64(first), start >= 0 else { return .none }
+        guard start < size else { return .unsatisfiable }
+        if last.isEmpty { return .range(start..<size) }
+        guard let end = Int64(last), end >= start else { return .none }
+        return .range(start..<min(end + 1, size))
+    }
+}
+
+/// Reads a spooled recording for ``AudioContainer`` (blocking reads; run on the thread pool).
+final class FileAudioSource: AudioByteSource {
+    private let handle: FileHandle
+    let size: Int64
+
+    init(url: URL) throws {
+        handle = try FileHandle(forReadingFrom: url)
+        size = Int64(try handle.seekToEnd())
+    }
+
+    func read(offset: Int64, count: Int) throws -> [UInt8] {
+        try handle.seek(toOffset: UInt64(offset))
+        return [UInt8](try handle.read(upToCount: count) ?? Data())
+    }
+
+    deinit {
+        try? handle.close()
+    }
+}

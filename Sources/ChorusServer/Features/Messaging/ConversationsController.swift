@@ -1,0 +1,408 @@
+import ChorusAPI
+import ChorusCore
+import ChorusProviders
+import Foundation
+import Vapor
+
+/// The messaging core: conversations and members, messages (idempotent sending, edits and deletes by the sender),
+/// read/heard/star state, search, and the account's messaging profile. Only members see a conversation, its messages
+/// or its audio: everyone else gets 404, as if it did not exist.
+struct ConversationsController: RouteCollection {
+    let services: ChorusServices
+
+    static let maxGroupMembers = 50
+    static let maxContentLength = 10_000
+    static let defaultPageSize = 50
+    static let maxPageSize = 200
+
+    func boot(routes: any RoutesBuilder) throws {
+        let routes = routes.grouped(UserAuthenticator(services: services))
+        routes.get("me", "profile", use: profile)
+        routes.put("me", "profile", use: updateProfile)
+        routes.post("conversations", use: create)
+        routes.get("conversations", use: list)
+        routes.get("conversations", ":conversation_id", use: show)
+        routes.post("conversations", ":conversation_id", "members", use: addMembers)
+        routes.delete("conversations", ":conversation_id", "members", ":user_id", use: removeMember)
+        routes.get("conversations", ":conversation_id", "messages", use: messages)
+        routes.post("conversations", ":conversation_id", "messages", use: send)
+        routes.post("conversations", ":conversation_id", "read", use: markRead)
+        routes.get("messages", "search", use: search)
+        routes.patch("messages", ":message_id", use: edit)
+        routes.delete("messages", ":message_id", use: delete)
+        routes.post("messages", ":message_id", "heard", use: heard)
+        routes.put("messages", ":message_id", "star", use: star)
+        routes.delete("messages", ":message_id", "star", use: unstar)
+    }
+
+    // MARK: Profile
+
+    @Sendable
+    func profile(_ req: Request) async throws -> Response {
+        let user = try req.user
+        guard let profile = try await req.store.messagingProfile(userID: user.id) else { throw APIError.notAuthenticated }
+        return try req.json(Self.dto(profile))
+    }
+
+    @Sendable
+    func updateProfile(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let body = try req.decodeJSON(MessagingProfileDTO.self)
+        guard var profile = try await req.store.messagingProfile(userID: user.id) else { throw APIError.notAuthenticated }
+        let year = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: services.now()).year ?? 2026
+        var validator = FieldValidator()
+        if let name = body.displayName?.trimmingCharacters(in: .whitespacesAndNewlines) {
+            validator.check((1...60).contains(name.count), "display_name", "Use 1 to 60 characters")
+            profile.displayName = name
+        }
+        if let birthYear = body.birthYear {
+            validator.check((year - 120...year).contains(birthYear), "birth_year", "Use a four-digit year of birth")
+            profile.birthYear = birthYear
+        }
+        if let days = body.retentionDays {
+            validator.check((1...365).contains(days), "retention_days", "Keep recordings between 1 and 365 days")
+            profile.retentionDays = days
+        }
+        if let enabled = body.voiceFeaturesEnabled { profile.voiceEnabled = enabled }
+        if let voice = body.defaultVoice {
+            validator.check(services.voices.voice(id: voice) != nil, "default_voice", "Pick a voice of GET /voices/defaults")
+            profile.defaultVoice = voice
+        }
+        try validator.throwIfInvalid()
+        try await req.store.saveMessagingProfile(profile, now: services.now())
+        return try req.json(Self.dto(profile))
+    }
+
+    static func dto(_ profile: MessagingProfileRecord) -> MessagingProfileDTO {
+        MessagingProfileDTO(
+            displayName: profile.displayName, birthYear: profile.birthYear, retentionDays: profile.retentionDays,
+            voiceFeaturesEnabled: profile.voiceEnabled, defaultVoice: profile.defaultVoice)
+    }
+
+    // MARK: Conversations
+
+    @Sendable
+    func create(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let body = try req.decodeJSON(CreateConversationRequest.self)
+        var validator = FieldValidator()
+        validator.check(["direct", "group"].contains(body.kind), "kind", "Use direct or group")
+        let emails = Array(Set(body.memberEmails.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }))
+        if body.kind == "direct" {
+            validator.check(emails.count == 1, "member_emails", "A direct conversation has exactly one other member")
+        } else {
+            validator.check(
+                (1...Self.maxGroupMembers - 1).contains(emails.count), "member_emails",
+                "A group has 1 to \(Self.maxGroupMembers - 1) other members")
+            let title = body.title?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            validator.check((1...100).contains(title.count), "title", "A group needs a title of 1 to 100 characters")
+        }
+        try validator.throwIfInvalid()
+        let members = try await resolve(emails: emails, store: req.store)
+        guard !members.contains(user.id) else { throw APIError.invalid("member_emails", "Do not list yourself") }
+        let title = body.kind == "group" ? body.title?.trimmingCharacters(in: .whitespacesAndNewlines) : nil
+        let (id, created) = try await req.store.createConversation(
+            id: UUID().uuidString.lowercased(), kind: body.kind, title: title, creatorID: user.id, memberIDs: members, now: services.now())
+        guard let conversation = try await req.store.conversations(of: user.id, only: id).first else {
+            throw APIError.notFound("Conversation not found")
+        }
+        if created {
+            await services.messaging.fanout.publish(
+                RealtimeEventDTO(type: "conversation.updated", conversationID: id), to: conversation.members.map(\.userID))
+        }
+        return try req.json(Self.dto(conversation), status: created ? .created : .ok)
+    }
+
+    /// Account ids for the emails; unknown emails are a 422 naming them.
+    private func resolve(emails: [String], store: ChorusStore) async throws -> [String] {
+        let found = try await store.userIDs(emails: emails)
+        let unknown = emails.filter { found[$0] == nil }.sorted()
+        guard unknown.isEmpty else {
+            throw APIError.invalid("member_emails", "No Chorus account uses \(unknown.joined(separator: ", "))")
+        }
+        return emails.compactMap { found[$0] }
+    }
+
+    @Sendable
+    func list(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let conversations = try await req.store.conversations(of: user.id)
+        return try req.json(ConversationsResponse(conversations: conversations.map(Self.dto)))
+    }
+
+    @Sendable
+    func show(_ req: Request) async throws -> Response {
+        try req.json(Self.dto(try await conversation(req)))
+    }
+
+    /// The conversation named in the path as the caller sees it; 404 unless the caller is a member.
+    private func conversation(_ req: Request) async throws -> ConversationRecord {
+        let user = try req.user
+        guard let id = req.parameters.get("conversation_id"),
+            let conversation = try await req.store.conversations(of: user.id, only: id).first
+        else { throw APIError.notFound("Conversation not found") }
+        return conversation
+    }
+
+    static func dto(_ record: ConversationRecord) -> ConversationDTO {
+        ConversationDTO(
+            id: record.id, kind: record.kind, title: record.title,
+            members: record.members.map {
+                ConversationMemberDTO(userID: $0.userID, displayName: $0.displayName, role: $0.role, joinedAt: $0.joinedAt)
+            }, createdAt: record.createdAt, lastMessageAt: record.lastMessageAt, unreadCount: record.unreadCount,
+            unheardVoiceCount: record.unheardVoiceCount, hasUrgent: record.hasUrgent)
+    }
+
+    @Sendable
+    func addMembers(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let conversation = try await conversation(req)
+        guard conversation.kind == "group" else {
+            throw APIError.badRequest("Members cannot be added to a direct conversation; start a group instead")
+        }
+        let body = try req.decodeJSON(AddMembersRequest.self)
+        let emails = Array(Set(body.memberEmails.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }))
+        guard !emails.isEmpty else { throw APIError.invalid("member_emails", "List at least one email") }
+        let members = try await resolve(emails: emails, store: req.store)
+        let newMembers = members.filter { id in !conversation.members.contains { $0.userID == id } }
+        guard conversation.members.count + newMembers.count <= Self.maxGroupMembers else {
+            throw APIError.invalid("member_emails", "A group has at most \(Self.maxGroupMembers) members")
+        }
+        let now = services.now()
+        for member in newMembers {
+            try await req.store.insertMember(conversationID: conversation.id, userID: member, role: "member", now: now)
+        }
+        guard let updated = try await req.store.conversations(of: user.id, only: conversation.id).first else {
+            throw APIError.notFound("Conversation not found")
+        }
+        await services.messaging.fanout.publish(
+            RealtimeEventDTO(type: "conversation.updated", conversationID: conversation.id), to: updated.members.map(\.userID))
+        return try req.json(Self.dto(updated))
+    }
+
+    /// A member leaves (removing themselves), or the owner removes someone.
+    @Sendable
+    func removeMember(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let conversation = try await conversation(req)
+        guard let target = req.parameters.get("user_id") else { throw APIError.notFound("Member not found") }
+        let isOwner = conversation.members.contains { $0.userID == user.id && $0.role == "owner" }
+        guard target == user.id || (isOwner && conversation.kind == "group") else {
+            throw APIError.detail(.forbidden, "Only the group's owner can remove other members")
+        }
+        guard try await req.store.removeMember(conversationID: conversation.id, userID: target) else {
+            throw APIError.notFound("Member not found")
+        }
+        await services.messaging.fanout.publish(
+            RealtimeEventDTO(type: "conversation.updated", conversationID: conversation.id, userID: target),
+            to: conversation.members.map(\.userID))
+        return Response(status: .noContent)
+    }
+
+    // MARK: Messages
+
+    @Sendable
+    func messages(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let conversation = try await conversation(req)
+        let limit = min(max(req.query[Int.self, at: "limit"] ?? Self.defaultPageSize, 1), Self.maxPageSize)
+        var before: Int64?
+        if let cursor = req.query[String.self, at: "before"] {
+            guard let value = Int64(cursor), value > 0 else { throw APIError.invalid("before", "Use the next_cursor of a previous page") }
+            before = value
+        }
+        let page = try await req.store.messages(conversationID: conversation.id, viewer: user.id, before: before, limit: limit + 1)
+        let visible = Array(page.prefix(limit))
+        let next = page.count > limit ? visible.last.map { String($0.seq) } : nil
+        let now = services.now()
+        return try req.json(MessagesPage(messages: visible.map { messageDTO($0, now: now) }, nextCursor: next))
+    }
+
+    @Sendable
+    func send(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let conversation = try await conversation(req)
+        let body = try req.decodeJSON(SendMessageRequest.self)
+        var validator = FieldValidator()
+        let clientID = body.clientMessageID.trimmingCharacters(in: .whitespaces)
+        validator.check((1...64).contains(clientID.count), "client_message_id", "Use 1 to 64 characters (a UUID)")
+        validator.check(["text", "audio", "both"].contains(body.sendMode), "send_mode", "Use text, audio or both")
+        let content = body.content?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let content { validator.check(content.count <= Self.maxContentLength, "content", "At most \(Self.maxContentLength) characters") }
+        switch body.sendMode {
+        case "text":
+            validator.check(!(content ?? "").isEmpty, "content", "A text message needs content")
+            validator.check(body.audioID == nil, "audio_id", "A text message has no recording; use send_mode both")
+        case "audio", "both":
+            validator.check(body.audioID != nil, "audio_id", "A voice message needs the audio_id of POST /audio")
+        default: break
+        }
+        try validator.throwIfInvalid()
+
+        var audio: AudioRecord?
+        if let audioID = body.audioID {
+            _ = try await VoicePrivacy.requireVoiceAllowed(userID: user.id, store: req.store, now: services.now())
+            guard let record = try await req.store.audio(id: audioID), record.ownerID == user.id else {
+                throw APIError.invalid("audio_id", "No recording of yours has this id")
+            }
+            audio = record
+        }
+        let text = body.sendMode == "audio" ? nil : content
+        let urgency = UrgencyPolicy.standard.assess([text, audio?.transcript].compactMap { $0 }.joined(separator: "\n"))
+        var reasons = urgency.categories.map(\.rawValue).sorted()
+        if body.urgent == true { reasons.append("sender") }
+        let urgent = body.urgent ?? urgency.isUrgent
+        let outcome = try await req.store.sendMessage(
+            NewMessage(
+                id: UUID().uuidString.lowercased(), conversationID: conversation.id, senderID: user.id, clientMessageID: clientID,
+                sendMode: body.sendMode, content: text, audio: audio, urgent: urgent, urgentReasons: urgent ? reasons : [],
+                createdAt: services.now()))
+        let now = services.now()
+        switch outcome {
+        case .duplicate(let message):
+            return try req.json(messageDTO(message, now: now))
+        case .clientIDReused:
+            throw APIError.detail(.conflict, "This client_message_id was already used for a message in another conversation")
+        case .audioInUse:
+            throw APIError.detail(.conflict, "This recording is already attached to another message")
+        case .created(let message):
+            if let audio, audio.transcript == nil {
+                try await req.store.enqueueJob(kind: JobKind.transcribeMessageAudio, payload: audio.id, runAt: now, now: now)
+            }
+            await publish(message, type: "message.created", to: conversation.members.map(\.userID), now: now)
+            return try req.json(messageDTO(message, now: now), status: .created)
+        }
+    }
+
+    /// Sends `type` with the message to the members (each gets the same view; per-member fields such as `starred`
+    /// are the sender's and refreshed by `GET`).
+    private func publish(_ message: MessageRecord, type: String, to members: [String], now: Date) async {
+        var dto = messageDTO(message, now: now)
+        dto.starred = false
+        await services.messaging.fanout.publish(RealtimeEventDTO(type: type, conversationID: message.conversationID, message: dto), to: members)
+    }
+
+    func messageDTO(_ record: MessageRecord, now: Date) -> MessageDTO {
+        services.messageDTO(record, now: now)
+    }
+
+    /// The message in the path, as the caller sees it; 404 unless the caller is a member of its conversation.
+    private func message(_ req: Request) async throws -> MessageRecord {
+        let user = try req.user
+        guard let id = req.parameters.get("message_id"), let message = try await req.store.message(id: id, viewer: user.id) else {
+            throw APIError.notFound("Message not found")
+        }
+        return message
+    }
+
+    @Sendable
+    func edit(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let existing = try await message(req)
+        let body = try req.decodeJSON(EditMessageRequest.self)
+        let content = body.content.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...Self.maxContentLength).contains(content.count) else {
+            throw APIError.invalid("content", "Use 1 to \(Self.maxContentLength) characters")
+        }
+        guard existing.senderID == user.id else { throw APIError.detail(.forbidden, "Only the sender can edit a message") }
+        guard existing.sendMode != "audio" else { throw APIError.badRequest("An audio-only message has no text to edit") }
+        let now = services.now()
+        guard let updated = try await req.store.editMessage(id: existing.id, senderID: user.id, content: content, now: now) else {
+            throw APIError.notFound("Message not found")
+        }
+        let members = try await req.store.memberIDs(conversationID: updated.conversationID)
+        await publish(updated, type: "message.updated", to: members, now: now)
+        return try req.json(messageDTO(updated, now: now))
+    }
+
+    @Sendable
+    func delete(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let existing = try await message(req)
+        guard existing.senderID == user.id else { throw APIError.detail(.forbidden, "Only the sender can delete a message") }
+        let now = services.now()
+        guard let (deleted, audioID) = try await req.store.deleteMessage(id: existing.id, senderID: user.id, now: now) else {
+            throw APIError.notFound("Message not found")
+        }
+        if let audioID { try await VoiceData(services: services).deleteRecording(id: audioID, store: req.store) }
+        let members = try await req.store.memberIDs(conversationID: deleted.conversationID)
+        await publish(deleted, type: "message.deleted", to: members, now: now)
+        return Response(status: .noContent)
+    }
+
+    @Sendable
+    func markRead(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let conversation = try await conversation(req)
+        let body = try req.decodeOptionalJSON(MarkReadRequest.self)
+        var upTo: Int64?
+        if let messageID = body?.upToMessageID {
+            guard let message = try await req.store.message(id: messageID, viewer: user.id), message.conversationID == conversation.id else {
+                throw APIError.invalid("up_to_message_id", "No message of this conversation has this id")
+            }
+            upTo = message.seq
+        }
+        try await req.store.markRead(conversationID: conversation.id, userID: user.id, upTo: upTo)
+        guard let updated = try await req.store.conversations(of: user.id, only: conversation.id).first else {
+            throw APIError.notFound("Conversation not found")
+        }
+        return try req.json(Self.dto(updated))
+    }
+
+    @Sendable
+    func heard(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let message = try await message(req)
+        guard message.audioID != nil || message.deletedAt != nil else { throw APIError.badRequest("This message has no recording") }
+        try await req.store.markHeard(messageSeq: message.seq, userID: user.id, now: services.now())
+        return Response(status: .noContent)
+    }
+
+    @Sendable
+    func star(_ req: Request) async throws -> Response {
+        try await setStar(req, starred: true)
+    }
+
+    @Sendable
+    func unstar(_ req: Request) async throws -> Response {
+        try await setStar(req, starred: false)
+    }
+
+    private func setStar(_ req: Request, starred: Bool) async throws -> Response {
+        let user = try req.user
+        let message = try await message(req)
+        let now = services.now()
+        try await req.store.setStarred(messageSeq: message.seq, userID: user.id, starred: starred, now: now)
+        guard let updated = try await req.store.message(id: message.id, viewer: user.id) else { throw APIError.notFound("Message not found") }
+        return try req.json(messageDTO(updated, now: now))
+    }
+
+    @Sendable
+    func search(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let query = (req.query[String.self, at: "q"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (2...200).contains(query.count) else { throw APIError.invalid("q", "Search for 2 to 200 characters") }
+        let limit = min(max(req.query[Int.self, at: "limit"] ?? Self.defaultPageSize, 1), Self.maxPageSize)
+        let found = try await req.store.searchMessages(viewer: user.id, query: query, limit: limit)
+        let now = services.now()
+        return try req.json(MessageSearchResponse(messages: found.map { messageDTO($0, now: now) }))
+    }
+}
+
+extension ChorusServices {
+    /// A message for the wire, with a fresh signed URL for its recording.
+    func messageDTO(_ record: MessageRecord, now: Date) -> MessageDTO {
+        let audioURL = record.audioID.map { id -> String in
+            let path = messaging.audioURLs.path(audioID: id, now: now)
+            let base = configuration.publicURL.absoluteString
+            return (base.hasSuffix("/") ? String(base.dropLast()) : base) + path
+        }
+        return MessageDTO(
+            id: record.id, conversationID: record.conversationID, senderID: record.senderID, senderName: record.senderName,
+            clientMessageID: record.clientMessageID, sendMode: record.sendMode, content: record.content, audioURL: audioURL,
+            audioDuration: record.audioDurationMs.map { Double($0) / 1000 }, transcript: record.transcript,
+            transcriptionConfidence: record.transcriptConfidence, transcriptionConfidenceLabel: record.transcriptLabel,
+            urgent: record.urgent, urgentReasons: record.urgentReasons, starred: record.starred, createdAt: record.createdAt,
+            editedAt: record.editedAt, deletedAt: record.deletedAt)
+    }
+}

@@ -1,0 +1,48 @@
+import ChorusAPI
+import ChorusCore
+import ChorusProviders
+import Crypto
+import Foundation
+
+/// The dependencies of the voice-message features.
+struct MessagingServices: Sendable {
+    /// Recordings and generated audio.
+    let blobs: any BlobStore
+    let transcriber: any Transcriber
+    /// Where uploads are spooled before they are inspected and stored.
+    let spoolDirectory: URL
+    let hub: RealtimeHub
+    let fanout: any RealtimeFanout
+    let audioURLs: AudioURLSigner
+}
+
+/// Short-lived signed URLs for recordings: `/audio/{id}?expires=<unix seconds>&signature=<hex HMAC-SHA256>`, so a
+/// player (AVPlayer, `<audio>`) can fetch and seek without the bearer token. The key is derived from the server's
+/// token secret, so every instance accepts the URLs of the others.
+struct AudioURLSigner: Sendable {
+    private let key: SymmetricKey
+    let lifetime: TimeInterval
+
+    init(secret: String, lifetime: TimeInterval) {
+        key = SymmetricKey(data: SHA256.hash(data: Data(("chorus-audio-url|" + secret).utf8)))
+        self.lifetime = lifetime
+    }
+
+    /// The path and query of a URL valid until `now + lifetime` (rounded up to the minute so responses cache well).
+    func path(audioID: String, now: Date) -> String {
+        let expires = (Int64(now.timeIntervalSince1970 + lifetime) / 60 + 1) * 60
+        return "/audio/\(audioID)?expires=\(expires)&signature=\(signature(audioID: audioID, expires: expires))"
+    }
+
+    /// Whether the signature is the server's for this recording and has not expired.
+    func isValid(audioID: String, expires: Int64, signature: String, now: Date) -> Bool {
+        guard expires >= Int64(now.timeIntervalSince1970) else { return false }
+        let expected = self.signature(audioID: audioID, expires: expires)
+        return expected.utf8.count == signature.utf8.count
+            && zip(expected.utf8, signature.utf8).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    private func signature(audioID: String, expires: Int64) -> String {
+        HMAC<SHA256>.authenticationCode(for: Data("\(audioID)|\(expires)".utf8), using: key).map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,73 @@
+import ChorusAPI
+import Foundation
+import Vapor
+
+/// `GET /ws`: the realtime WebSocket of a signed-in user (`Authorization: Bearer`, or `?access_token=` for browsers).
+///
+/// The server sends ``RealtimeEventDTO`` JSON text frames: messages created/updated/deleted, transcripts ready,
+/// summaries ready, conversation changes, typing and presence of co-members. The client may send
+/// `{"type":"typing","conversation_id":…}` (relayed to the other members) and `{"type":"ping"}` (answered `pong`);
+/// anything else is answered with an `error` event and otherwise ignored.
+struct RealtimeController: RouteCollection {
+    let services: ChorusServices
+
+    func boot(routes: any RoutesBuilder) throws {
+        routes.get("ws", use: connect)
+    }
+
+    @Sendable
+    func connect(_ req: Request) async throws -> Response {
+        let user = try await UserAuthenticator(services: services).authenticate(req, allowsQueryToken: true)
+        let services = services
+        let store = req.store
+        let logger = req.logger
+        return req.webSocket(maxFrameSize: .init(integerLiteral: 16 * 1024)) { _, socket in
+            let hub = services.messaging.hub
+            let (connectionID, first) = hub.add(socket, userID: user.id)
+            if first {
+                Task { await Self.announcePresence(of: user.id, online: true, services: services, store: store) }
+            }
+            socket.onText { socket, text in
+                await Self.handle(text, from: user.id, socket: socket, services: services, store: store)
+            }
+            socket.onClose.whenComplete { _ in
+                if hub.remove(connectionID, userID: user.id) {
+                    Task { await Self.announcePresence(of: user.id, online: false, services: services, store: store) }
+                }
+                logger.debug("realtime socket closed")
+            }
+        }
+    }
+
+    private static let decoder = ChorusJSON.makeDecoder()
+
+    static func handle(_ text: String, from userID: String, socket: WebSocket, services: ChorusServices, store: ChorusStore) async {
+        guard let event = try? decoder.decode(RealtimeClientEventDTO.self, from: Data(text.utf8)) else {
+            socket.send(RealtimeHub.encode(RealtimeEventDTO(type: "error", detail: "Send JSON such as {\"type\":\"ping\"}")), promise: nil)
+            return
+        }
+        switch event.type {
+        case "ping":
+            socket.send(RealtimeHub.encode(RealtimeEventDTO(type: "pong")), promise: nil)
+        case "typing":
+            guard let conversationID = event.conversationID,
+                let members = try? await store.memberIDs(conversationID: conversationID), members.contains(userID)
+            else {
+                socket.send(RealtimeHub.encode(RealtimeEventDTO(type: "error", detail: "Conversation not found")), promise: nil)
+                return
+            }
+            await services.messaging.fanout.publish(
+                RealtimeEventDTO(type: "typing", conversationID: conversationID, userID: userID), to: members.filter { $0 != userID })
+        default:
+            socket.send(RealtimeHub.encode(RealtimeEventDTO(type: "error", detail: "Unknown event type \(event.type)")), promise: nil)
+        }
+    }
+
+    /// Tells the user's co-members (across all their conversations) that they came online or went offline.
+    static func announcePresence(of userID: String, online: Bool, services: ChorusServices, store: ChorusStore) async {
+        guard let conversations = try? await store.conversations(of: userID) else { return }
+        let others = Set(conversations.flatMap { $0.members.map(\.userID) }).subtracting([userID])
+        guard !others.isEmpty else { return }
+        await services.messaging.fanout.publish(RealtimeEventDTO(type: "presence", userID: userID, online: online), to: Array(others))
+    }
+}
