@@ -27,6 +27,12 @@ public final class ChorusClient: Sendable {
     public let calls: CallsClient
     /// App Store purchases and the subscription status.
     public let purchases: PurchasesClient
+    /// Voice messages: the user's conversations and their members.
+    public let conversations: ConversationsClient
+    /// Voice messages: reading, sending, editing and searching messages.
+    public let messages: MessagesClient
+    /// Voice messages: recordings, transcripts, the messaging profile and realtime events.
+    public let voice: VoiceClient
 
     /// Creates a client of the server `environment`. Create one per app and share it.
     ///
@@ -46,6 +52,9 @@ public final class ChorusClient: Sendable {
         self.auth = AuthClient(session: session)
         self.calls = CallsClient(session: session)
         self.purchases = PurchasesClient(session: session)
+        self.conversations = ConversationsClient(session: session)
+        self.messages = MessagesClient(session: session)
+        self.voice = VoiceClient(session: session)
     }
 
     /// Creates a client of the server at `baseURL` (the same as `environment: .custom(baseURL)`).

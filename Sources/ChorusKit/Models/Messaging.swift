@@ -1,0 +1,536 @@
+import ChorusAPI
+import Foundation
+
+/// A conversation as the signed-in member sees it (`GET /conversations`), from ``ConversationsClient``.
+public struct Conversation: Sendable, Hashable, Identifiable {
+    /// What kind of conversation it is.
+    public enum Kind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// Two people (`direct`); there is at most one per pair, and members cannot be added.
+        case direct
+        /// A named group of up to 50 members (`group`).
+        case group
+        /// A kind this version of the SDK does not know.
+        case unknown(String)
+
+        /// Reads the server's value.
+        public init(rawValue: String) {
+            switch rawValue {
+            case "direct": self = .direct
+            case "group": self = .group
+            default: self = .unknown(rawValue)
+            }
+        }
+
+        /// The server's value, e.g. `group`.
+        public var rawValue: String {
+            switch self {
+            case .direct: "direct"
+            case .group: "group"
+            case .unknown(let value): value
+            }
+        }
+
+        /// The same as ``rawValue``.
+        public var description: String { rawValue }
+    }
+
+    /// The conversation's id.
+    public var id: String
+    /// Direct or group.
+    public var kind: Kind
+    /// The group's name; `nil` for direct conversations (show the other member's ``ConversationMember/displayName``).
+    public var title: String?
+    /// Everyone in the conversation, the signed-in user included.
+    public var members: [ConversationMember]
+    /// When the conversation was started.
+    public var createdAt: Date
+    /// When the last message was sent, if any: conversations are listed most recently active first.
+    public var lastMessageAt: Date?
+    /// Messages from others the user has not read yet (see ``ConversationsClient/markRead(_:upTo:)``).
+    public var unreadCount: Int
+    /// Voice messages from others the user has not played yet (see ``MessagesClient/markHeard(_:)``).
+    public var unheardVoiceCount: Int
+    /// Whether an unread urgent message from someone else is waiting: show it prominently.
+    public var hasUrgent: Bool
+
+    /// Converts the wire format.
+    public init(_ dto: ConversationDTO) {
+        id = dto.id
+        kind = Kind(rawValue: dto.kind)
+        title = dto.title
+        members = dto.members.map(ConversationMember.init)
+        createdAt = dto.createdAt
+        lastMessageAt = dto.lastMessageAt
+        unreadCount = dto.unreadCount
+        unheardVoiceCount = dto.unheardVoiceCount
+        hasUrgent = dto.hasUrgent
+    }
+}
+
+/// A member of a ``Conversation``.
+public struct ConversationMember: Sendable, Hashable, Identifiable {
+    /// What the member may do.
+    public enum Role: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// Started the conversation; in a group, may remove other members (`owner`).
+        case owner
+        /// `member`
+        case member
+        /// A role this version of the SDK does not know.
+        case unknown(String)
+
+        /// Reads the server's value.
+        public init(rawValue: String) {
+            switch rawValue {
+            case "owner": self = .owner
+            case "member": self = .member
+            default: self = .unknown(rawValue)
+            }
+        }
+
+        /// The server's value, e.g. `owner`.
+        public var rawValue: String {
+            switch self {
+            case .owner: "owner"
+            case .member: "member"
+            case .unknown(let value): value
+            }
+        }
+
+        /// The same as ``rawValue``.
+        public var description: String { rawValue }
+    }
+
+    /// The member's account id (``AuthClient/accountID`` of that user, lowercased).
+    public var userID: String
+    /// The name to show (see ``MessagingProfile/displayName``).
+    public var displayName: String
+    /// Owner or member.
+    public var role: Role
+    /// When they joined.
+    public var joinedAt: Date
+
+    /// The member's account id, ``userID``.
+    public var id: String { userID }
+
+    /// Converts the wire format.
+    public init(_ dto: ConversationMemberDTO) {
+        userID = dto.userID
+        displayName = dto.displayName
+        role = Role(rawValue: dto.role)
+        joinedAt = dto.joinedAt
+    }
+}
+
+/// A message of a conversation: text, a voice message, or both, from ``MessagesClient``.
+public struct Message: Sendable, Hashable, Identifiable {
+    /// What the recipients get.
+    public enum SendMode: RawRepresentable, Sendable, Hashable, CustomStringConvertible, Codable {
+        /// Text only: ``Message/content`` (`text`).
+        case text
+        /// The recording only (`audio`); ``Message/transcript`` fills in once the server has transcribed it.
+        case audio
+        /// The recording and the transcript as the sender reviewed it, in ``Message/content`` (`both`).
+        case both
+        /// A mode this version of the SDK does not know.
+        case unknown(String)
+
+        /// Reads the server's value.
+        public init(rawValue: String) {
+            switch rawValue {
+            case "text": self = .text
+            case "audio": self = .audio
+            case "both": self = .both
+            default: self = .unknown(rawValue)
+            }
+        }
+
+        /// The server's value, e.g. `both`.
+        public var rawValue: String {
+            switch self {
+            case .text: "text"
+            case .audio: "audio"
+            case .both: "both"
+            case .unknown(let value): value
+            }
+        }
+
+        /// The same as ``rawValue``.
+        public var description: String { rawValue }
+
+        /// Decodes the server's value (a string).
+        public init(from decoder: any Decoder) throws {
+            self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
+        }
+
+        /// Encodes ``rawValue``.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
+    }
+
+    /// How sure the speech model was of a transcript, in words fit for the UI.
+    public enum ConfidenceLabel: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// The transcript can be trusted (`good`).
+        case good
+        /// Some words may be wrong (`fair`): suggest reviewing it.
+        case fair
+        /// Probably wrong, or no speech was heard (`poor`): ask the sender to review it or send audio only.
+        case poor
+        /// A label this version of the SDK does not know.
+        case unknown(String)
+
+        /// Reads the server's value.
+        public init(rawValue: String) {
+            switch rawValue {
+            case "good": self = .good
+            case "fair": self = .fair
+            case "poor": self = .poor
+            default: self = .unknown(rawValue)
+            }
+        }
+
+        /// The server's value, e.g. `fair`.
+        public var rawValue: String {
+            switch self {
+            case .good: "good"
+            case .fair: "fair"
+            case .poor: "poor"
+            case .unknown(let value): value
+            }
+        }
+
+        /// The same as ``rawValue``.
+        public var description: String { rawValue }
+    }
+
+    /// Why a message is urgent.
+    public enum UrgentReason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// Health: symptoms, medication, a hospital (`medical`).
+        case medical
+        /// A changed time or place (`schedule`).
+        case schedule
+        /// Someone's safety (`safety`).
+        case safety
+        /// The sender flagged it urgent (`sender`).
+        case sender
+        /// A reason this version of the SDK does not know.
+        case unknown(String)
+
+        /// Reads the server's value.
+        public init(rawValue: String) {
+            switch rawValue {
+            case "medical": self = .medical
+            case "schedule": self = .schedule
+            case "safety": self = .safety
+            case "sender": self = .sender
+            default: self = .unknown(rawValue)
+            }
+        }
+
+        /// The server's value, e.g. `medical`.
+        public var rawValue: String {
+            switch self {
+            case .medical: "medical"
+            case .schedule: "schedule"
+            case .safety: "safety"
+            case .sender: "sender"
+            case .unknown(let value): value
+            }
+        }
+
+        /// The same as ``rawValue``.
+        public var description: String { rawValue }
+    }
+
+    /// The message's id.
+    public var id: String
+    /// The conversation it belongs to.
+    public var conversationID: String
+    /// The sender's account id.
+    public var senderID: String
+    /// The sender's display name.
+    public var senderName: String
+    /// The id the sending app gave it (sending again with the same id returns this message instead of a copy).
+    public var clientMessageID: String?
+    /// Text, audio, or both.
+    public var sendMode: SendMode
+    /// The text, or the transcript of a voice message as its sender reviewed it (``SendMode-swift.enum/both``);
+    /// `nil` for audio-only messages and once deleted.
+    public var content: String?
+    /// A short-lived signed URL of the recording: play or download it without the access token (it supports
+    /// `Range`, so players can seek). Fetch the message again for a fresh one once it has expired (403), or play it
+    /// through ``AudioCache/playableURL(for:)``, which keeps a copy on disk.
+    public var audioURL: URL?
+    /// The recording's length.
+    public var audioDuration: TimeInterval?
+    /// The machine transcript of the recording; `nil` until the server has transcribed it (a
+    /// ``MessagingEvent/transcriptReady(_:)`` event announces it).
+    public var transcript: String?
+    /// How sure the speech model was of ``transcript``, 0–1, when the model reports it.
+    public var transcriptionConfidence: Double?
+    /// The same in words: good, fair or poor.
+    public var confidenceLabel: ConfidenceLabel?
+    /// Whether the message is urgent (flagged by the sender, or found urgent by the server).
+    public var isUrgent: Bool
+    /// Why it is urgent; empty when it is not.
+    public var urgentReasons: [UrgentReason]
+    /// Whether the signed-in user starred it (starred recordings are kept past the retention period).
+    public var isStarred: Bool
+    /// When it was sent.
+    public var createdAt: Date
+    /// When its sender last edited it.
+    public var editedAt: Date?
+    /// When its sender deleted it; the message stays in the conversation without content or recording.
+    public var deletedAt: Date?
+
+    /// The recording's id (the last path component of ``audioURL``): the key ``AudioCache`` stores it under.
+    public var audioID: String? {
+        guard let audioURL, audioURL.pathComponents.count >= 2 else { return nil }
+        return audioURL.lastPathComponent
+    }
+
+    /// Whether the message carries a recording.
+    public var hasAudio: Bool { audioURL != nil }
+
+    /// Whether its sender deleted it.
+    public var isDeleted: Bool { deletedAt != nil }
+
+    /// Converts the wire format.
+    public init(_ dto: MessageDTO) {
+        id = dto.id
+        conversationID = dto.conversationID
+        senderID = dto.senderID
+        senderName = dto.senderName
+        clientMessageID = dto.clientMessageID
+        sendMode = SendMode(rawValue: dto.sendMode)
+        content = dto.content
+        audioURL = dto.audioURL.flatMap(URL.init(string:))
+        audioDuration = dto.audioDuration
+        transcript = dto.transcript
+        transcriptionConfidence = dto.transcriptionConfidence
+        confidenceLabel = dto.transcriptionConfidenceLabel.map(ConfidenceLabel.init(rawValue:))
+        isUrgent = dto.urgent
+        urgentReasons = dto.urgentReasons.map(UrgentReason.init(rawValue:))
+        isStarred = dto.starred
+        createdAt = dto.createdAt
+        editedAt = dto.editedAt
+        deletedAt = dto.deletedAt
+    }
+}
+
+/// One page of a conversation's messages, newest first, from ``MessagesClient/page(conversation:before:limit:)``.
+public struct MessagesPage: Sendable, Hashable {
+    /// The messages, newest first.
+    public var messages: [Message]
+    /// Pass it as `before` for the next (older) page; `nil` on the last page.
+    public var nextCursor: String?
+
+    /// Whether older messages exist.
+    public var hasMore: Bool { nextCursor != nil }
+
+    /// Converts the wire format.
+    public init(_ dto: ChorusAPI.MessagesPage) {
+        messages = dto.messages.map(Message.init)
+        nextCursor = dto.nextCursor
+    }
+}
+
+/// An audio container the server accepts for recordings.
+public enum RecordingFormat: RawRepresentable, Sendable, Hashable, CustomStringConvertible, Codable {
+    /// AAC in an MPEG-4 container (`m4a`): what `AVAudioRecorder` writes with `kAudioFormatMPEG4AAC`. Sent as `audio/mp4`.
+    case m4a
+    /// MP3 (`mp3`), sent as `audio/mpeg`.
+    case mp3
+    /// PCM WAV (`wav`), sent as `audio/wav`.
+    case wav
+    /// A format this version of the SDK does not know.
+    case unknown(String)
+
+    /// Reads the server's value.
+    public init(rawValue: String) {
+        switch rawValue {
+        case "m4a": self = .m4a
+        case "mp3": self = .mp3
+        case "wav": self = .wav
+        default: self = .unknown(rawValue)
+        }
+    }
+
+    /// The format of a file, from its extension (`m4a`, `mp4`, `aac`, `mp3`, `wav`, `wave`); `nil` for others.
+    public init?(fileExtension: String) {
+        switch fileExtension.lowercased() {
+        case "m4a", "mp4", "aac": self = .m4a
+        case "mp3": self = .mp3
+        case "wav", "wave": self = .wav
+        default: return nil
+        }
+    }
+
+    /// The server's value, e.g. `m4a`.
+    public var rawValue: String {
+        switch self {
+        case .m4a: "m4a"
+        case .mp3: "mp3"
+        case .wav: "wav"
+        case .unknown(let value): value
+        }
+    }
+
+    /// The media type an upload is sent with.
+    public var mimeType: String {
+        switch self {
+        case .m4a: "audio/mp4"
+        case .mp3: "audio/mpeg"
+        case .wav: "audio/wav"
+        case .unknown(let value): "audio/\(value)"
+        }
+    }
+
+    /// The usual file extension.
+    public var fileExtension: String { rawValue }
+
+    /// The same as ``rawValue``.
+    public var description: String { rawValue }
+
+    /// Decodes the server's value (a string).
+    public init(from decoder: any Decoder) throws {
+        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    /// Encodes ``rawValue``.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// A recording stored by the server (`POST /audio`), from ``VoiceClient/upload(file:format:longForm:)``: attach it to
+/// a message with ``MessagesClient/sendVoice(audioID:transcript:mode:to:urgent:clientMessageID:)``.
+public struct Recording: Sendable, Hashable, Identifiable {
+    /// The recording's id: pass it to ``VoiceClient/transcribe(audioID:language:)`` and to
+    /// ``MessagesClient/sendVoice(audioID:transcript:mode:to:urgent:clientMessageID:)``.
+    public var audioID: String
+    /// The container, as the server read it from the bytes.
+    public var format: RecordingFormat
+    /// The media type it is served with.
+    public var contentType: String
+    /// Its size in bytes.
+    public var size: Int
+    /// Its length, read from the container by the server.
+    public var duration: TimeInterval
+    /// When the server deletes it, unless a message holding it is starred (see ``MessagingProfile/retentionDays``).
+    public var expiresAt: Date?
+
+    /// The recording's id, ``audioID``.
+    public var id: String { audioID }
+
+    /// Converts the wire format.
+    public init(_ dto: AudioUploadResponse) {
+        audioID = dto.audioID
+        format = RecordingFormat(rawValue: dto.format)
+        contentType = dto.contentType
+        size = dto.sizeBytes
+        duration = dto.durationSeconds
+        expiresAt = dto.expiresAt
+    }
+}
+
+/// The transcript of a recording (`POST /transcriptions`), from ``VoiceClient/transcribe(audioID:language:)``: show
+/// it for review before sending.
+public struct Transcript: Sendable, Hashable {
+    /// What was said; empty when no speech was heard.
+    public var text: String
+    /// How sure the speech model was, 0–1, when the configured model reports it.
+    public var confidence: Double?
+    /// The same in words: good, fair or poor (`nil` with ``confidence``).
+    public var confidenceLabel: Message.ConfidenceLabel?
+    /// The language spoken (ISO-639-1), when known.
+    public var language: String?
+    /// The recording's length.
+    public var duration: TimeInterval
+
+    /// Whether speech was heard: `false` for silence or noise, where sending audio only is the better choice.
+    public var heardSpeech: Bool { !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
+
+    /// Converts the wire format.
+    public init(_ dto: TranscriptionResponse) {
+        text = dto.transcript
+        confidence = dto.confidence
+        confidenceLabel = dto.confidenceLabel.map(Message.ConfidenceLabel.init(rawValue:))
+        language = dto.language
+        duration = dto.durationSeconds
+    }
+}
+
+/// What voice messages need to know about the account (`GET /me/profile`), from ``VoiceClient/profile()``.
+public struct MessagingProfile: Sendable, Hashable {
+    /// The name other members see, 1–60 characters (by default the part of the email before `@`).
+    public var displayName: String?
+    /// The year of birth: voice data is stored only for users of 13 and older, voice cloning needs 18.
+    public var birthYear: Int?
+    /// How many days recordings are kept (1–365); starred messages are kept.
+    public var retentionDays: Int?
+    /// Whether voice features are on; `false` means no recordings, transcripts, cloning or generated speech.
+    public var voiceFeaturesEnabled: Bool?
+    /// The voice used for generated speech when the user has no cloned voice.
+    public var defaultVoice: String?
+
+    /// Converts the wire format.
+    public init(_ dto: MessagingProfileDTO) {
+        displayName = dto.displayName
+        birthYear = dto.birthYear
+        retentionDays = dto.retentionDays
+        voiceFeaturesEnabled = dto.voiceFeaturesEnabled
+        defaultVoice = dto.defaultVoice
+    }
+}
+
+/// Something that happened in the user's conversations, pushed over the realtime connection (`GET /ws`), from
+/// ``VoiceClient/events()`` or ``MessagingConnection/events``.
+public enum MessagingEvent: Sendable, Hashable {
+    /// A message was sent to one of the user's conversations (the user's own included).
+    case messageCreated(Message)
+    /// A message was edited.
+    case messageUpdated(Message)
+    /// A message was deleted by its sender; the message carries no content or recording any more.
+    case messageDeleted(Message)
+    /// The server finished transcribing a voice message: ``Message/transcript`` is filled in.
+    case transcriptReady(Message)
+    /// A narrated summary of a conversation is ready.
+    case summaryReady(conversationID: String, summaryID: String)
+    /// A member is typing in a conversation.
+    case typing(conversationID: String, userID: String)
+    /// A member of one of the user's conversations came online or went offline.
+    case presence(userID: String, online: Bool)
+    /// A conversation changed (created, members added or removed): fetch it again with
+    /// ``ConversationsClient/conversation(id:)`` — unless the user was removed, then it answers 404.
+    case conversationUpdated(conversationID: String)
+    /// The server refused something this connection sent, e.g. typing in a conversation the user is not a member
+    /// of; `detail` says what.
+    case error(detail: String)
+    /// An event this version of the SDK does not know (its `type`), or a known one missing what it needs.
+    case unknown(String)
+
+    /// Converts the wire format; `nil` for the keep-alive answer (`pong`), which is not an event.
+    public init?(_ dto: RealtimeEventDTO) {
+        switch (dto.type, dto.message, dto.conversationID, dto.userID) {
+        case ("pong", _, _, _): return nil
+        case ("message.created", let message?, _, _): self = .messageCreated(Message(message))
+        case ("message.updated", let message?, _, _): self = .messageUpdated(Message(message))
+        case ("message.deleted", let message?, _, _): self = .messageDeleted(Message(message))
+        case ("transcript.ready", let message?, _, _): self = .transcriptReady(Message(message))
+        case ("summary.ready", _, let conversationID?, _):
+            guard let summaryID = dto.summaryID else {
+                self = .unknown(dto.type)
+                return
+            }
+            self = .summaryReady(conversationID: conversationID, summaryID: summaryID)
+        case ("typing", _, let conversationID?, let userID?): self = .typing(conversationID: conversationID, userID: userID)
+        case ("presence", _, _, let userID?): self = .presence(userID: userID, online: dto.online ?? false)
+        case ("conversation.updated", _, let conversationID?, _): self = .conversationUpdated(conversationID: conversationID)
+        case ("error", _, _, _): self = .error(detail: dto.detail ?? "")
+        default: self = .unknown(dto.type)
+        }
+    }
+}

@@ -1,0 +1,332 @@
+import ChorusAPI
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Recordings, transcripts, the messaging profile and the realtime connection of voice messages. Reached through
+/// ``ChorusClient/voice``.
+///
+/// Sending a voice message takes three steps — upload, transcribe for review, send:
+///
+/// ```swift
+/// let recording = try await chorus.voice.upload(file: recorder.url)
+/// let transcript = try await chorus.voice.transcribe(audioID: recording.audioID)
+/// // The user reviews and corrects transcript.text, then:
+/// try await chorus.messages.sendVoice(audioID: recording.audioID, transcript: reviewed, to: conversation.id)
+/// ```
+///
+/// Offline, enqueue the recording in a ``VoiceOutbox`` instead. Every method needs a signed-in user
+/// (``ChorusError/signedOut`` otherwise).
+public struct VoiceClient: Sendable {
+    let session: APISession
+
+    /// What ``transcribe(audioID:language:)`` throws (as ``ChorusError/api(status:detail:)``, status 503) when the
+    /// speech service fails: the product's own wording. The recording can still be sent audio only.
+    public static let transcriptionFailedMessage = "Couldn't transcribe audio. Please try again in a quieter environment."
+
+    /// How often an open ``MessagingConnection`` tells the server it is alive, so idle proxies keep it open.
+    static let keepAliveInterval: Duration = .seconds(25)
+
+    // MARK: Profile
+
+    /// The account's messaging profile: display name, birth year, retention and whether voice features are on.
+    public func profile() async throws -> MessagingProfile {
+        MessagingProfile(try await session.send(.get("/me/profile"), as: MessagingProfileDTO.self))
+    }
+
+    /// Changes the given settings of the messaging profile and leaves the others (`nil`) as they are.
+    ///
+    /// - Parameters:
+    ///   - displayName: the name other members see, 1–60 characters.
+    ///   - birthYear: a four-digit year; voice data is stored only for users of 13 and older.
+    ///   - retentionDays: how long recordings are kept, 1–365 days.
+    ///   - voiceFeaturesEnabled: `false` turns every voice feature off.
+    ///   - defaultVoice: the voice for generated speech without a cloned voice.
+    /// - Returns: the whole profile after the change.
+    /// - Throws: ``ChorusError/validation(_:)`` naming each invalid field.
+    @discardableResult
+    public func updateProfile(
+        displayName: String? = nil, birthYear: Int? = nil, retentionDays: Int? = nil, voiceFeaturesEnabled: Bool? = nil,
+        defaultVoice: String? = nil
+    ) async throws -> MessagingProfile {
+        let body = MessagingProfileDTO(
+            displayName: displayName, birthYear: birthYear, retentionDays: retentionDays, voiceFeaturesEnabled: voiceFeaturesEnabled,
+            defaultVoice: defaultVoice)
+        let data = try ChorusJSON.makeEncoder().encode(body)
+        return MessagingProfile(
+            try await session.send(APIRequest(method: "PUT", path: "/me/profile", body: .json(data)), as: MessagingProfileDTO.self))
+    }
+
+    // MARK: Recordings
+
+    /// Uploads a recording file.
+    ///
+    /// The file is memory-mapped where the platform allows rather than read into memory. An upload whose answer is
+    /// lost is not retried (a repeat would store a second copy): upload again, or use a ``VoiceOutbox``.
+    ///
+    /// - Parameters:
+    ///   - file: an m4a (AAC), mp3 or wav file; up to 10 MB and 2 minutes.
+    ///   - format: the file's format; `nil` reads it from the file extension.
+    ///   - longForm: allow up to 5 minutes (bedtime stories and other long messages).
+    /// - Returns: the stored recording, with the duration the server read from it.
+    /// - Throws: ``ChorusError/validation(_:)`` (field `format`) when `format` is `nil` and the extension names no
+    ///   known format; the file system's error when the file cannot be read; ``ChorusError/api(status:detail:)`` with
+    ///   413 (too large), 415 (not that format) or 422 (too long, empty, unreadable), 403 when voice features are off.
+    public func upload(file: URL, format: RecordingFormat? = nil, longForm: Bool = false) async throws -> Recording {
+        guard let format = format ?? RecordingFormat(fileExtension: file.pathExtension) else {
+            throw ChorusError.validation([
+                FieldError(field: "format", message: "Name the format of \(file.lastPathComponent): m4a, mp3 or wav")
+            ])
+        }
+        return try await upload(try Data(contentsOf: file, options: .mappedIfSafe), format: format, longForm: longForm)
+    }
+
+    /// Uploads a recording held in memory.
+    ///
+    /// - Parameters:
+    ///   - data: the recording's bytes.
+    ///   - format: its format (the server checks the bytes agree).
+    ///   - longForm: allow up to 5 minutes.
+    /// - Returns: the stored recording.
+    /// - Throws: like ``upload(file:format:longForm:)``.
+    public func upload(_ data: Data, format: RecordingFormat, longForm: Bool = false) async throws -> Recording {
+        // APIRequest's bodies are JSON or forms: the recording goes as a form body whose Content-Type is replaced by the
+        // recording's media type (explicit headers are applied last).
+        var request = APIRequest(method: "POST", path: "/audio", body: .form(data))
+        if longForm { request.query = [URLQueryItem(name: "long_form", value: "true")] }
+        request.headers["Content-Type"] = format.mimeType
+        return Recording(try await session.send(request, as: AudioUploadResponse.self))
+    }
+
+    /// Transcribes one of the user's recordings, for the user to review before sending.
+    ///
+    /// An empty transcript with ``Message/ConfidenceLabel-swift.enum/poor`` confidence means no speech was heard
+    /// (``Transcript/heardSpeech``): suggest sending audio only.
+    ///
+    /// - Parameters:
+    ///   - audioID: a ``Recording/audioID``.
+    ///   - language: the spoken language (ISO-639-1, e.g. `en`), if known; it improves accuracy.
+    /// - Throws: ``ChorusError/api(status:detail:)`` with status 503 and ``transcriptionFailedMessage`` when the speech
+    ///   service failed (after the retries); ``ChorusError/notFound`` when the recording is not the user's;
+    ///   ``ChorusError/validation(_:)`` for a malformed language.
+    public func transcribe(audioID: String, language: String? = nil) async throws -> Transcript {
+        var request = try APIRequest.post("/transcriptions", json: TranscriptionRequestDTO(audioID: audioID, language: language))
+        request.idempotent = true  // transcribing again gives the same transcript
+        do {
+            return Transcript(try await session.send(request, as: TranscriptionResponse.self))
+        } catch ChorusError.server(status: 503, _) {
+            throw ChorusError.api(status: 503, detail: Self.transcriptionFailedMessage)
+        }
+    }
+
+    // MARK: Realtime
+
+    /// The events of the user's conversations as they happen: new, edited and deleted messages, transcripts ready,
+    /// typing, presence, conversation changes.
+    ///
+    /// The connection opens when iteration starts and closes when it stops (leave the loop or cancel its task).
+    /// The stream ends with ``ChorusError/network(_:)`` when the connection drops: call `events()` again to
+    /// reconnect (and refresh the screen, as events sent meanwhile are not replayed). To send typing notices, use
+    /// ``connect()`` instead.
+    ///
+    /// ```swift
+    /// for try await event in chorus.voice.events() {
+    ///     if case .messageCreated(let message) = event { insert(message) }
+    /// }
+    /// ```
+    public func events() -> AsyncThrowingStream<MessagingEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: MessagingEvent.self)
+        let client = self
+        let relay = Task {
+            do {
+                let connection = try await client.connect()
+                for try await event in connection.events { continuation.yield(event) }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in relay.cancel() }
+        return stream
+    }
+
+    /// Opens the realtime connection (`GET /ws`) and returns once the server has registered it: every event from
+    /// then on is delivered through ``MessagingConnection/events``.
+    ///
+    /// An access token the server refuses is renewed once, as for other requests.
+    ///
+    /// - Throws: ``ChorusError/signedOut`` when there is no session or the server ended it;
+    ///   ``ChorusError/network(_:)`` when the server cannot be reached or does not answer within the client's
+    ///   ``ChorusClientOptions/timeout``; `CancellationError` when cancelled.
+    public func connect() async throws -> MessagingConnection {
+        guard let tokens = try await session.tokenStore.load() else { throw ChorusError.signedOut }
+        do {
+            return try await open(accessToken: tokens.accessToken)
+        } catch RealtimeHandshakeError.refused(status: 401) {
+            try await session.refreshNow()
+            guard let renewed = try await session.tokenStore.load() else { throw ChorusError.signedOut }
+            do {
+                return try await open(accessToken: renewed.accessToken)
+            } catch RealtimeHandshakeError.refused(status: 401) {
+                try await session.tokenStore.clear(ifHolding: renewed)  // a fresh token refused: the session is gone
+                throw ChorusError.signedOut
+            }
+        }
+    }
+
+    /// One connection attempt: the upgrade, then a ping answered by a pong. Events arriving before the pong are kept
+    /// for the connection to deliver first.
+    private func open(accessToken: String) async throws -> MessagingConnection {
+        guard var components = URLComponents(url: session.baseURL.appendingPathComponent("ws"), resolvingAgainstBaseURL: false) else {
+            throw ChorusError.network(URLError(.badURL))
+        }
+        components.scheme = components.scheme?.lowercased() == "https" ? "wss" : "ws"
+        guard let url = components.url else { throw ChorusError.network(URLError(.badURL)) }
+        var request = URLRequest(url: url, timeoutInterval: session.options.timeout)
+        request.setValue("Bearer \(accessToken)", forHTTPHeaderField: "Authorization")
+        request.setValue("mobile", forHTTPHeaderField: "X-App-Type")
+        let urlSession = (session.transport as? URLSessionTransport)?.session ?? .shared
+        let socket = urlSession.webSocketTask(with: request)
+        socket.resume()
+
+        let early: [MessagingEvent]
+        do {
+            early = try await Self.handshake(socket, timeout: session.options.timeout)
+        } catch {
+            socket.cancel(with: .goingAway, reason: nil)
+            if error is CancellationError || Task.isCancelled { throw CancellationError() }
+            if let response = socket.response as? HTTPURLResponse, response.statusCode != 101 {
+                if response.statusCode == 401 { throw RealtimeHandshakeError.refused(status: 401) }
+                throw ChorusError.from(status: response.statusCode, body: Data(), response: response)
+            }
+            if let chorusError = error as? ChorusError { throw chorusError }
+            throw ChorusError.network(error)
+        }
+        return MessagingConnection(socket: socket, early: early, keepAlive: Self.keepAliveInterval)
+    }
+
+    /// Sends a ping and reads frames until its pong, within `timeout` seconds.
+    private static func handshake(_ socket: URLSessionWebSocketTask, timeout: TimeInterval) async throws -> [MessagingEvent] {
+        try await withThrowingTaskGroup(of: [MessagingEvent].self) { group in
+            group.addTask {
+                try await withTaskCancellationHandler {
+                    try await socket.send(.string(MessagingConnection.encode(RealtimeClientEventDTO(type: "ping"))))
+                    var early: [MessagingEvent] = []
+                    while true {
+                        let frame = try await socket.receive()
+                        guard let dto = MessagingConnection.decode(frame) else { continue }
+                        if dto.type == "pong" { return early }
+                        if let event = MessagingEvent(dto) { early.append(event) }
+                    }
+                } onCancel: {
+                    socket.cancel(with: .goingAway, reason: nil)
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(timeout))
+                throw ChorusError.network(URLError(.timedOut))
+            }
+            defer { group.cancelAll() }
+            guard let early = try await group.next() else { throw ChorusError.network(URLError(.cannotConnectToHost)) }
+            return early
+        }
+    }
+}
+
+/// Why a realtime connection attempt failed before it was open, when the caller reacts to it.
+private enum RealtimeHandshakeError: Error {
+    /// The server answered the upgrade with this status instead of 101.
+    case refused(status: Int)
+}
+
+/// An open realtime connection (`GET /ws`), from ``VoiceClient/connect()``: the events of the user's conversations,
+/// and typing notices to send.
+///
+/// The connection stays open until ``close()`` is called, the iteration of ``events`` stops, the connection object
+/// is released (keep it while you iterate its events), or it drops (then ``events`` ends with
+/// ``ChorusError/network(_:)``). It tells the server it is alive every 25 seconds.
+public final class MessagingConnection: Sendable {
+    /// The events, in the order the server sent them. Iterate it once (a single consumer).
+    public let events: AsyncThrowingStream<MessagingEvent, any Error>
+    private let socket: URLSessionWebSocketTask
+    private let reader: Task<Void, Never>
+    private let keepAlive: Task<Void, Never>
+
+    init(socket: URLSessionWebSocketTask, early: [MessagingEvent], keepAlive interval: Duration) {
+        self.socket = socket
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: MessagingEvent.self)
+        events = stream
+        for event in early { continuation.yield(event) }
+        let reader = Task {
+            while true {
+                let frame: URLSessionWebSocketTask.Message
+                do {
+                    frame = try await socket.receive()
+                } catch {
+                    if Task.isCancelled { continuation.finish() } else { continuation.finish(throwing: ChorusError.network(error)) }
+                    return
+                }
+                if let dto = Self.decode(frame), let event = MessagingEvent(dto) { continuation.yield(event) }
+            }
+        }
+        let keepAlive = Task {
+            let ping = Self.encode(RealtimeClientEventDTO(type: "ping"))
+            while (try? await Task.sleep(for: interval)) != nil {
+                do {
+                    try await socket.send(.string(ping))
+                } catch {
+                    return  // the reader sees the connection fail and ends the stream
+                }
+            }
+        }
+        self.reader = reader
+        self.keepAlive = keepAlive
+        continuation.onTermination = { _ in
+            reader.cancel()
+            keepAlive.cancel()
+            socket.cancel(with: .normalClosure, reason: nil)
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Tells the other members of a conversation that the user is typing. Send it again every few seconds while
+    /// they type; the server answers an ``MessagingEvent/error(detail:)`` event for a conversation the user is not
+    /// a member of.
+    ///
+    /// - Throws: ``ChorusError/network(_:)`` when the connection is closed or dropped.
+    public func sendTyping(in conversationID: String) async throws {
+        do {
+            try await socket.send(.string(Self.encode(RealtimeClientEventDTO(type: "typing", conversationID: conversationID))))
+        } catch {
+            throw ChorusError.network(error)
+        }
+    }
+
+    /// Closes the connection; ``events`` ends without an error. Closing twice does nothing.
+    public func close() {
+        reader.cancel()
+        keepAlive.cancel()
+        socket.cancel(with: .normalClosure, reason: nil)
+    }
+
+    static func encode(_ event: RealtimeClientEventDTO) -> String {
+        // Two optional strings: encoding cannot fail.
+        String(decoding: (try? ChorusJSON.makeEncoder().encode(event)) ?? Data(), as: UTF8.self)
+    }
+
+    /// The event of a frame; `nil` for a frame that is not an event (ignored, as an older SDK ignores newer frames).
+    static func decode(_ frame: URLSessionWebSocketTask.Message) -> RealtimeEventDTO? {
+        let data: Data
+        switch frame {
+        case .string(let text): data = Data(text.utf8)
+        case .data(let bytes): data = bytes
+        @unknown default: return nil
+        }
+        return try? ChorusJSON.makeDecoder().decode(RealtimeEventDTO.self, from: data)
+    }
+}
