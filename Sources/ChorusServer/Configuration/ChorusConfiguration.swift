@@ -86,6 +86,32 @@ public struct ChorusConfiguration: Sendable {
         public var longFormMaxSeconds: Double
         /// How long a signed audio URL stays valid, seconds.
         public var audioURLLifetime: TimeInterval
+        /// OpenAI text-to-speech model for default voices and narration (`CHORUS_VOICE_TTS_MODEL`).
+        public var speechModel: String
+        /// The default voice of accounts that chose none, and the narrator of summaries (OpenAI voices).
+        public var defaultVoice: String
+        public var narratorVoice: String
+        /// ElevenLabs model for cloned voices (`CHORUS_ELEVENLABS_MODEL`).
+        public var cloneSpeechModel: String
+        /// Speech generations per user per day (cache hits are free).
+        public var dailyGenerationsPerUser: Int
+        /// Voice messages per month on the free tier (paid plans: unlimited).
+        public var freeMonthlyVoiceMessages: Int
+        /// Spend budgets across all users, micro-dollars per UTC day and month; generation stops when reached.
+        public var dailyBudgetMicrodollars: Int64
+        public var monthlyBudgetMicrodollars: Int64
+        /// Prices used to estimate spend: micro-dollars per character of speech (cloned and default voices) and per
+        /// second of transcription.
+        public var clonedSpeechMicrodollarsPerCharacter: Int64
+        public var defaultSpeechMicrodollarsPerCharacter: Int64
+        /// Seconds between sweeps deleting expired recordings.
+        public var retentionSweepInterval: TimeInterval
+    }
+
+    /// The ElevenLabs account used for cloned voices. Absent → the in-process ElevenLabs sandbox.
+    public struct ElevenLabsAccount: Sendable {
+        public var apiKey: String
+        public var baseURL: URL
     }
 
     /// Limits per fixed window: `limit` requests per `window` seconds.
@@ -145,6 +171,7 @@ public struct ChorusConfiguration: Sendable {
     public var openAI: OpenAIAccount?
     public var callBridge: CallBridgeSettings
     public var voiceMessages: VoiceMessageSettings
+    public var elevenLabs: ElevenLabsAccount?
 
     public enum LogFormat: String, Sendable {
         /// One JSON object per line.
@@ -177,7 +204,10 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_APPLE_ACCEPT_SANDBOX", "CHORUS_APPLE_SHARED_SECRET", "CHORUS_APPLE_EXTRA_ROOTS", "CHORUS_APPLE_VERIFY_RECEIPT_URL",
         "CHORUS_APPLE_VERIFY_RECEIPT_SANDBOX_URL", "CHORUS_BASIC_LEGACY_PRODUCT_IDS", "CHORUS_PREMIUM_LEGACY_PRODUCT_IDS",
         "CHORUS_VOICE_TRANSCRIPTION_MODEL", "CHORUS_VOICE_MAX_UPLOAD_BYTES", "CHORUS_VOICE_MAX_SECONDS", "CHORUS_VOICE_LONG_FORM_MAX_SECONDS",
-        "CHORUS_VOICE_AUDIO_URL_TTL",
+        "CHORUS_VOICE_AUDIO_URL_TTL", "CHORUS_VOICE_TTS_MODEL", "CHORUS_VOICE_DEFAULT_VOICE", "CHORUS_VOICE_NARRATOR_VOICE",
+        "CHORUS_ELEVENLABS_API_KEY", "CHORUS_ELEVENLABS_BASE_URL", "CHORUS_ELEVENLABS_MODEL", "CHORUS_VOICE_DAILY_GENERATIONS",
+        "CHORUS_VOICE_FREE_MONTHLY_MESSAGES", "CHORUS_VOICE_DAILY_BUDGET_USD", "CHORUS_VOICE_MONTHLY_BUDGET_USD",
+        "CHORUS_VOICE_CLONED_USD_PER_1K_CHARS", "CHORUS_VOICE_DEFAULT_USD_PER_1K_CHARS", "CHORUS_VOICE_RETENTION_SWEEP_SECONDS",
     ]
 
     /// Sandbox providers are in use (no live Twilio account configured).
@@ -280,8 +310,34 @@ public struct ChorusConfiguration: Sendable {
             },
             audioURLLifetime: reader.value("CHORUS_VOICE_AUDIO_URL_TTL", default: 900) {
                 TimeInterval($0).flatMap { $0 >= 10 && $0 <= 86_400 ? $0 : nil }
+            },
+            speechModel: reader.string("CHORUS_VOICE_TTS_MODEL") ?? "gpt-4o-mini-tts",
+            defaultVoice: reader.string("CHORUS_VOICE_DEFAULT_VOICE") ?? "alloy",
+            narratorVoice: reader.string("CHORUS_VOICE_NARRATOR_VOICE") ?? "sage",
+            cloneSpeechModel: reader.string("CHORUS_ELEVENLABS_MODEL") ?? "eleven_multilingual_v2",
+            dailyGenerationsPerUser: reader.value("CHORUS_VOICE_DAILY_GENERATIONS", default: 50) { Int($0).flatMap { $0 >= 0 ? $0 : nil } },
+            freeMonthlyVoiceMessages: reader.value("CHORUS_VOICE_FREE_MONTHLY_MESSAGES", default: 100) { Int($0).flatMap { $0 >= 0 ? $0 : nil } },
+            dailyBudgetMicrodollars: reader.value("CHORUS_VOICE_DAILY_BUDGET_USD", default: 50_000_000) { microdollars($0) },
+            monthlyBudgetMicrodollars: reader.value("CHORUS_VOICE_MONTHLY_BUDGET_USD", default: 1_000_000_000) { microdollars($0) },
+            clonedSpeechMicrodollarsPerCharacter: reader.value("CHORUS_VOICE_CLONED_USD_PER_1K_CHARS", default: 120) {
+                microdollars($0).map { $0 / 1_000 }
+            },
+            defaultSpeechMicrodollarsPerCharacter: reader.value("CHORUS_VOICE_DEFAULT_USD_PER_1K_CHARS", default: 15) {
+                microdollars($0).map { $0 / 1_000 }
+            },
+            retentionSweepInterval: reader.value("CHORUS_VOICE_RETENTION_SWEEP_SECONDS", default: 3_600) {
+                TimeInterval($0).flatMap { $0 >= 1 && $0 <= 86_400 ? $0 : nil }
             }
         )
+        let elevenLabsKey = reader.string("CHORUS_ELEVENLABS_API_KEY")
+        let elevenLabsBase = reader.value("CHORUS_ELEVENLABS_BASE_URL", default: URL?.none) { text in
+            URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text).flatMap {
+                ["http", "https"].contains($0.scheme ?? "") && $0.host != nil ? $0 : nil
+            }
+        }
+        let elevenLabs: ElevenLabsAccount? =
+            elevenLabsKey == nil && elevenLabsBase == nil
+            ? nil : ElevenLabsAccount(apiKey: elevenLabsKey ?? "", baseURL: elevenLabsBase ?? URL(string: "https://api.elevenlabs.io")!)
 
         let plans = PlanCatalog.read(from: &reader)
         func httpURL(_ text: String) -> URL? {
@@ -348,10 +404,17 @@ public struct ChorusConfiguration: Sendable {
             },
             openAI: openAI,
             callBridge: callBridge,
-            voiceMessages: voiceMessages
+            voiceMessages: voiceMessages,
+            elevenLabs: elevenLabs
         )
         if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
         return configuration
+    }
+
+    /// A dollar amount (`12.50`) in micro-dollars.
+    static func microdollars(_ text: String) -> Int64? {
+        guard let value = Decimal(string: text), value >= 0, value < 1_000_000_000 else { return nil }
+        return NSDecimalNumber(decimal: value * 1_000_000).int64Value
     }
 
     /// Problems that forbid starting in this configuration (production safety). Empty when all is well.
@@ -376,6 +439,9 @@ public struct ChorusConfiguration: Sendable {
         }
         if openAI?.apiKey.isEmpty ?? true {
             problems.append("The calls' AI voice would use the sandbox: set CHORUS_OPENAI_API_KEY for production.")
+        }
+        if elevenLabs?.apiKey.isEmpty ?? true {
+            problems.append("Cloned voices would use the sandbox: set CHORUS_ELEVENLABS_API_KEY for production.")
         }
         if appStore.appAppleID == nil {
             problems.append("CHORUS_APPLE_APP_ID is required in production (the app's numeric App Store id; notifications must name it).")

@@ -21,17 +21,23 @@ final class RealtimeClient: Sendable {
         let url = baseURL.replacingOccurrences(of: "http://", with: "ws://") + "/ws" + (viaQuery ? "?access_token=\(token)" : "")
         var headers = HTTPHeaders()
         if !viaQuery { headers.add(name: "Authorization", value: "Bearer \(token)") }
-        let box = NIOLockedValueBox<RealtimeClient?>(nil)
-        try await WebSocket.connect(to: url, headers: headers, on: MultiThreadedEventLoopGroup.singleton) { socket in
-            let client = RealtimeClient(socket: socket)
-            socket.onText { _, text in
-                if let event = try? ChorusJSON.makeDecoder().decode(RealtimeEventDTO.self, from: Data(text.utf8)) {
-                    client.received.withLockedValue { $0.append(event) }
+        // The upgrade callback may run after `connect` completes: wait for it.
+        let upgraded = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: RealtimeClient.self)
+        do {
+            try await WebSocket.connect(to: url, headers: headers, on: MultiThreadedEventLoopGroup.singleton) { socket in
+                let client = RealtimeClient(socket: socket)
+                socket.onText { _, text in
+                    if let event = try? ChorusJSON.makeDecoder().decode(RealtimeEventDTO.self, from: Data(text.utf8)) {
+                        client.received.withLockedValue { $0.append(event) }
+                    }
                 }
-            }
-            box.withLockedValue { $0 = client }
-        }.get()
-        guard let client = box.withLockedValue({ $0 }) else { throw TestSetupError(message: "no realtime socket") }
+                upgraded.succeed(client)
+            }.get()
+        } catch {
+            upgraded.fail(error)
+            throw error
+        }
+        let client = try await upgraded.futureResult.get()
         // The server registers the socket right after the upgrade; a ping round trip proves it is registered.
         client.send(#"{"type":"ping"}"#)
         _ = try await client.next { $0.type == "pong" }

@@ -1,0 +1,185 @@
+import Foundation
+import SQLKit
+
+/// An account's cloned voice.
+struct VoiceProfileRecord: Sendable, Equatable {
+    var userID: String
+    var provider: String
+    var providerVoiceID: String
+    var sampleAudioID: String?
+    var script: String
+    var consentStatement: String
+    var consentedAt: Date
+    var previewBlobKey: String?
+    var createdAt: Date
+}
+
+/// A generated speech file, or a generation in progress.
+struct SpeechCacheEntry: Sendable, Equatable {
+    var key: String
+    var status: String
+    var blobKey: String?
+    var contentType: String?
+    var sizeBytes: Int?
+}
+
+extension ChorusStore {
+    // MARK: Voice profiles
+
+    func voiceProfile(userID: String) async throws -> VoiceProfileRecord? {
+        try await sql.raw("SELECT * FROM voice_profiles WHERE user_id = \(bind: userID)").first().map(Self.voiceProfileRecord)
+    }
+
+    /// Stores the profile, replacing any previous one; returns the replaced profile (whose provider voice the caller
+    /// deletes).
+    func replaceVoiceProfile(_ profile: VoiceProfileRecord) async throws -> VoiceProfileRecord? {
+        try await writeTransaction { tx in
+            let previous = try await tx.voiceProfile(userID: profile.userID)
+            try await tx.sql.raw("DELETE FROM voice_profiles WHERE user_id = \(bind: profile.userID)").run()
+            try await tx.sql.raw(
+                """
+                INSERT INTO voice_profiles (user_id, provider, provider_voice_id, sample_audio_id, script, consent_statement, consented_at,
+                  preview_blob_key, created_at)
+                VALUES (\(bind: profile.userID), \(bind: profile.provider), \(bind: profile.providerVoiceID), \(bind: profile.sampleAudioID),
+                  \(bind: profile.script), \(bind: profile.consentStatement), \(bind: profile.consentedAt.epochMillis),
+                  \(bind: profile.previewBlobKey), \(bind: profile.createdAt.epochMillis))
+                """
+            ).run()
+            return previous
+        }
+    }
+
+    /// Removes the profile; returns it (the caller deletes the provider voice and the preview).
+    func deleteVoiceProfile(userID: String) async throws -> VoiceProfileRecord? {
+        try await sql.raw("DELETE FROM voice_profiles WHERE user_id = \(bind: userID) RETURNING *").first().map(Self.voiceProfileRecord)
+    }
+
+    private static func voiceProfileRecord(_ row: any SQLRow) throws -> VoiceProfileRecord {
+        VoiceProfileRecord(
+            userID: try row.string("user_id"), provider: try row.string("provider"), providerVoiceID: try row.string("provider_voice_id"),
+            sampleAudioID: try row.optionalString("sample_audio_id"), script: try row.string("script"),
+            consentStatement: try row.string("consent_statement"), consentedAt: try row.date("consented_at"),
+            previewBlobKey: try row.optionalString("preview_blob_key"), createdAt: try row.date("created_at"))
+    }
+
+    // MARK: Usage counters and spend
+
+    /// Counts one use against `limit` under `key` (e.g. `speech:2026-11-23`): one conditional upsert. Returns whether
+    /// it was within the limit.
+    func chargeVoiceUsage(userID: String, key: String, limit: Int) async throws -> Bool {
+        guard limit > 0 else { return false }
+        return try await sql.raw(
+            """
+            INSERT INTO voice_usage (user_id, key, used) VALUES (\(bind: userID), \(bind: key), 1)
+            ON CONFLICT (user_id, key) DO UPDATE SET used = voice_usage.used + 1 WHERE voice_usage.used < \(bind: Int64(limit))
+            RETURNING used
+            """
+        ).first() != nil
+    }
+
+    /// Gives one use back (the generation it paid for failed).
+    func refundVoiceUsage(userID: String, key: String) async throws {
+        try await sql.raw("UPDATE voice_usage SET used = used - 1 WHERE user_id = \(bind: userID) AND key = \(bind: key) AND used > 0").run()
+    }
+
+    func voiceUsage(userID: String, key: String) async throws -> Int {
+        try await reader.raw("SELECT used FROM voice_usage WHERE user_id = \(bind: userID) AND key = \(bind: key)").first()
+            .map { try $0.int("used") } ?? 0
+    }
+
+    /// Reserves `amount` (micro-dollars) in every period (`day:2026-11-23`, `month:2026-11`) without passing its budget,
+    /// all or nothing. Returns the first period whose budget it would pass, or `nil` when reserved.
+    func reserveSpend(_ amount: Int64, budgets: [(period: String, budget: Int64)]) async throws -> String? {
+        do {
+            try await reserveSpendOrThrow(amount, budgets: budgets)
+            return nil
+        } catch let refused as SpendRefused {
+            return refused.period
+        }
+    }
+
+    private func reserveSpendOrThrow(_ amount: Int64, budgets: [(period: String, budget: Int64)]) async throws {
+        try await writeTransaction { tx in
+            for (period, budget) in budgets {
+                guard amount <= budget else { throw SpendRefused(period: period) }
+                let reserved = try await tx.sql.raw(
+                    """
+                    INSERT INTO voice_spend (period, microdollars) VALUES (\(bind: period), \(bind: amount))
+                    ON CONFLICT (period) DO UPDATE SET microdollars = voice_spend.microdollars + \(bind: amount)
+                    WHERE voice_spend.microdollars + \(bind: amount) <= \(bind: budget)
+                    RETURNING microdollars
+                    """
+                ).first()
+                if reserved == nil { throw SpendRefused(period: period) }
+            }
+        }
+    }
+
+    /// Gives a reservation back (the generation failed).
+    func releaseSpend(_ amount: Int64, periods: [String]) async throws {
+        for period in periods {
+            try await sql.raw(
+                """
+                UPDATE voice_spend SET microdollars = CASE WHEN microdollars > \(bind: amount) THEN microdollars - \(bind: amount) ELSE 0 END
+                WHERE period = \(bind: period)
+                """
+            ).run()
+        }
+    }
+
+    func spend(period: String) async throws -> Int64 {
+        try await reader.raw("SELECT microdollars FROM voice_spend WHERE period = \(bind: period)").first()
+            .map { try $0.decode(column: "microdollars", as: Int64.self) } ?? 0
+    }
+
+    // MARK: Speech cache
+
+    func speechCacheEntry(key: String) async throws -> SpeechCacheEntry? {
+        try await sql.raw("SELECT * FROM speech_cache WHERE key = \(bind: key)").first().map { row in
+            SpeechCacheEntry(
+                key: try row.string("key"), status: try row.string("status"), blobKey: try row.optionalString("blob_key"),
+                contentType: try row.optionalString("content_type"), sizeBytes: try row.optionalInt("size_bytes"))
+        }
+    }
+
+    /// Claims the generation of `key` for `until`: succeeds when nobody generated it and nobody holds a live claim.
+    /// `voiceOwnerID` is the account whose cloned voice speaks (`nil` for default voices), so erasing that account's voice
+    /// data erases this speech too.
+    func claimSpeech(key: String, voiceOwnerID: String?, now: Date, until: Date) async throws -> Bool {
+        try await sql.raw(
+            """
+            INSERT INTO speech_cache (key, status, owner_user_id, created_at, claimed_until)
+            VALUES (\(bind: key), 'pending', \(bind: voiceOwnerID), \(bind: now.epochMillis), \(bind: until.epochMillis))
+            ON CONFLICT (key) DO UPDATE SET claimed_until = excluded.claimed_until, owner_user_id = excluded.owner_user_id
+            WHERE speech_cache.status = 'pending' AND speech_cache.claimed_until < \(bind: now.epochMillis)
+            RETURNING key
+            """
+        ).first() != nil
+    }
+
+    func completeSpeech(key: String, blobKey: String, contentType: String, sizeBytes: Int) async throws {
+        try await sql.raw(
+            """
+            UPDATE speech_cache SET status = 'ready', blob_key = \(bind: blobKey), content_type = \(bind: contentType),
+              size_bytes = \(bind: Int64(sizeBytes)), claimed_until = NULL
+            WHERE key = \(bind: key)
+            """
+        ).run()
+    }
+
+    /// Drops a failed claim so the next request tries again.
+    func abandonSpeech(key: String) async throws {
+        try await sql.raw("DELETE FROM speech_cache WHERE key = \(bind: key) AND status = 'pending'").run()
+    }
+
+    /// Removes every speech generated in `userID`'s cloned voice; returns the blob keys to delete.
+    func deleteSpeech(voiceOwnerID userID: String) async throws -> [String] {
+        try await sql.raw("DELETE FROM speech_cache WHERE owner_user_id = \(bind: userID) RETURNING blob_key").all()
+            .compactMap { try $0.optionalString("blob_key") }
+    }
+}
+
+/// A spend reservation would pass the budget of `period`.
+struct SpendRefused: Error, Equatable {
+    var period: String
+}
