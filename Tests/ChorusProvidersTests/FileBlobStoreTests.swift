@@ -197,12 +197,15 @@ struct BlobStoreContract {
             let first = try #require(try await iterator.next())
             #expect(first.readableBytes > 0)
         }
-        let cancelled = Task {
+        // A consumer whose task is cancelled stops early: the stream ends or throws, it never hangs.
+        let cancelled = Task { () -> Int? in
             let reader = try #require(try await store.read(key, range: nil))
             withUnsafeCurrentTask { $0?.cancel() }
-            return try await collect(reader).data.count
+            return try? await collect(reader).data.count
         }
-        await #expect(throws: (any Error).self) { _ = try await cancelled.value }
+        if let delivered = try await cancelled.value {
+            #expect(delivered < payload.count)
+        }
         #expect(try await store.data(key) == payload)
         try await store.delete(key)
     }

@@ -118,11 +118,9 @@ struct S3TestServerError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// `moto_server` started by the tests themselves (when `CHORUS_TEST_S3_URL` is unset), through a shell that stops it
-/// when this test process ends, however it ends.
+/// `moto_server` started by the tests themselves (when `CHORUS_TEST_S3_URL` is unset), through a shell that watches
+/// this test process and stops moto within a second of its end, however it ends.
 enum MotoProcess {
-    nonisolated(unsafe) private static var watchdog: Process?
-
     static func launch() async throws -> URL {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
         guard
@@ -138,13 +136,12 @@ enum MotoProcess {
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [
             "-c",
-            #""$1" -H 127.0.0.1 -p "$2" >/dev/null 2>&1 & m=$!; trap 'kill $m 2>/dev/null' EXIT; trap 'exit 0' TERM INT; "#
+            // SIGKILL: a child of this process inherits its blocked signal mask, SIGTERM included.
+            #""$1" -H 127.0.0.1 -p "$2" >/dev/null 2>&1 & m=$!; trap 'kill -KILL $m 2>/dev/null' EXIT; "#
                 + #"while kill -0 "$3" 2>/dev/null; do sleep 1; done"#,
             "moto-watchdog", moto, String(port), String(ProcessInfo.processInfo.processIdentifier),
         ]
         try process.run()
-        watchdog = process
-        atexit { MotoProcess.watchdog?.terminate() }
         return try #require(URL(string: "http://127.0.0.1:\(port)"))
     }
 
