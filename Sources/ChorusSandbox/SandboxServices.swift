@@ -13,6 +13,14 @@ import Vapor
 ///   `first_audio_delay_ms`, `speed`, `chunk_ms`, `reply_lines`, `caller_transcripts`, `fail_after_ms`, `failure`
 ///   `error|close`, `reject_connections`; absent members take their defaults), `GET|DELETE /openai/realtime/sessions`
 ///   (sessions with the events they received, their turns, responses and truncations).
+/// - OpenAI HTTP API (see ``SandboxOpenAI``): `POST /openai/v1/audio/transcriptions` (multipart),
+///   `POST /openai/v1/audio/speech`, `POST /openai/v1/chat/completions`, `GET /openai/v1/models`,
+///   `GET /openai/v1/models/:model` (`Authorization: Bearer <key>` when the emulator has a key); control:
+///   `GET|PUT|DELETE /openai/behavior` (JSON, snake_case: `fail_next`, `status`, `code`, `retry_after_seconds`,
+///   `delay_ms`, `endpoint`, `shutdown_dates`), `GET|DELETE /openai/request-counts`.
+/// - ElevenLabs (see ``SandboxElevenLabs``): `POST /elevenlabs/v1/voices/add`, `GET|DELETE /elevenlabs/v1/voices/:id`,
+///   `POST /elevenlabs/v1/text-to-speech/:voice_id(/stream)`, `GET /elevenlabs/v1/user/subscription` (`xi-api-key`
+///   when the emulator has a key); control: `GET|PUT|DELETE /elevenlabs/behavior`, `GET|DELETE /elevenlabs/voices`.
 /// - Recorder: `GET|DELETE /requests`.
 ///
 /// Every emulator request passes through the recorder; the recorder's own listing does not. Every message a Realtime
@@ -25,21 +33,27 @@ public struct SandboxServices: Sendable {
     public let appStore: SandboxAppStore
     /// The OpenAI Realtime API emulator.
     public let realtime: SandboxRealtime
+    /// The OpenAI HTTP API emulator (transcriptions, speech, chat completions, models).
+    public let openAI: SandboxOpenAI
+    /// The ElevenLabs emulator (instant voice cloning, text-to-speech).
+    public let elevenLabs: SandboxElevenLabs
     /// The log of received requests.
     public let recorder: SandboxRecorder
 
-    /// Creates the services; by default the recorder redacts the Twilio auth token and the Realtime API key, and the
-    /// Realtime emulator accepts any key. The recorder is attached to the Realtime emulator unless it has its own.
+    /// Creates the services; by default the recorder redacts the Twilio auth token, the Realtime and OpenAI API keys
+    /// and the App Store shared secrets, and the OpenAI emulators accept any key. The recorder is attached to the
+    /// Realtime emulator unless it has its own.
     public init(
         twilio: SandboxTwilio, appStore: SandboxAppStore, realtime: SandboxRealtime = SandboxRealtime(),
-        recorder: SandboxRecorder? = nil
+        openAI: SandboxOpenAI = SandboxOpenAI(), elevenLabs: SandboxElevenLabs = SandboxElevenLabs(), recorder: SandboxRecorder? = nil
     ) {
         self.twilio = twilio
         self.appStore = appStore
         self.realtime = realtime
-        let recorder =
-            recorder
-            ?? SandboxRecorder(redacting: [twilio.authToken] + (realtime.apiKey.map { [$0] } ?? []) + appStore.receipts.redactedSecrets)
+        self.openAI = openAI
+        self.elevenLabs = elevenLabs
+        let keys = [realtime.apiKey, openAI.apiKey, elevenLabs.apiKey].compactMap { $0 }
+        let recorder = recorder ?? SandboxRecorder(redacting: [twilio.authToken] + keys + appStore.receipts.redactedSecrets)
         realtime.attach(recorder: recorder)
         twilio.attach(recorder: recorder)
         self.recorder = recorder
@@ -53,6 +67,10 @@ public struct SandboxServices: Sendable {
         appStore.receipts.register(on: recorded)
         realtime.register(on: recorded.grouped("openai", "v1"))
         realtime.registerControl(on: routes)
+        openAI.register(on: recorded.grouped("openai", "v1"))
+        openAI.registerControl(on: routes)
+        elevenLabs.register(on: recorded.grouped("elevenlabs"))
+        elevenLabs.registerControl(on: routes)
         recorder.register(on: routes)
     }
 
