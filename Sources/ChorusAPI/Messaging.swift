@@ -442,3 +442,88 @@ public struct MessagingProfileDTO: Codable, Sendable, Equatable {
         case defaultVoice = "default_voice"
     }
 }
+
+/// `POST /voice-profile` body: clone the caller's voice from a recording uploaded with `POST /audio` (30 s – 3 min;
+/// upload with `long_form=true` beyond 2 minutes).
+public struct CreateVoiceProfileRequest: Codable, Sendable, Equatable {
+    public var audioID: String
+    /// The script the user read (shown by the app; Appendix A of the PRD by default).
+    public var script: String
+    /// The user confirms the recording is their own voice and agrees to its use for their messages.
+    public var consent: Bool
+
+    public init(audioID: String, script: String, consent: Bool) {
+        self.audioID = audioID
+        self.script = script
+        self.consent = consent
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case audioID = "audio_id"
+        case script
+        case consent
+    }
+}
+
+/// `GET /voice-profile` (and `POST`) answer.
+public struct VoiceProfileResponse: Codable, Sendable, Equatable {
+    /// `ready` (messages can be played in the cloned voice) or `none` (the default voice is used).
+    public var status: String
+    public var createdAt: Date?
+    public var consentedAt: Date?
+    /// The consent statement the user agreed to.
+    public var consentStatement: String?
+    public var script: String?
+    /// A short sample of the cloned voice (signed URL).
+    public var previewURL: String?
+    /// The voice used when there is no cloned voice.
+    public var defaultVoice: String
+
+    public init(
+        status: String, createdAt: Date?, consentedAt: Date?, consentStatement: String?, script: String?, previewURL: String?,
+        defaultVoice: String
+    ) {
+        self.status = status
+        self.createdAt = createdAt
+        self.consentedAt = consentedAt
+        self.consentStatement = consentStatement
+        self.script = script
+        self.previewURL = previewURL
+        self.defaultVoice = defaultVoice
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case status
+        case createdAt = "created_at"
+        case consentedAt = "consented_at"
+        case consentStatement = "consent_statement"
+        case script
+        case previewURL = "preview_url"
+        case defaultVoice = "default_voice"
+    }
+}
+
+/// `POST /messages/{id}/speech` answer: the message spoken in its sender's voice.
+public struct SpeechResponse: Codable, Sendable, Equatable {
+    /// A short-lived signed URL of the audio (supports `Range`).
+    public var audioURL: String
+    public var contentType: String
+    /// `cloned` (the sender's own voice) or `default` (their chosen default voice).
+    public var voice: String
+    /// Served from the cache (no new generation).
+    public var cached: Bool
+
+    public init(audioURL: String, contentType: String, voice: String, cached: Bool) {
+        self.audioURL = audioURL
+        self.contentType = contentType
+        self.voice = voice
+        self.cached = cached
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case audioURL = "audio_url"
+        case contentType = "content_type"
+        case voice
+        case cached
+    }
+}

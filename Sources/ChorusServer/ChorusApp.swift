@@ -94,6 +94,7 @@ public enum ChorusApp {
             fromNumber = "+15005550006"
         }
         let realtimeKey = configuration.openAI?.apiKey ?? randomHex(40)
+        let elevenLabsKey = configuration.elevenLabs?.apiKey ?? randomHex(40)
         // The emulators are mounted under /sandbox outside production: the App Store emulator signs what the sandbox
         // purchase verifier accepts, and the Twilio emulator serves calls when no Twilio account is configured.
         if let sandboxAuthority {
@@ -112,7 +113,9 @@ public enum ChorusApp {
                     receipts: SandboxReceiptValidator(
                         sharedSecret: appStoreSettings.sharedSecret, bundleID: appStoreSettings.bundleID, now: options.clock),
                     bundleID: appStoreSettings.bundleID, appAppleID: appStoreSettings.appAppleID, now: options.clock),
-                realtime: SandboxRealtime(apiKey: configuration.openAI == nil ? realtimeKey : randomHex(40), logger: app.logger)
+                realtime: SandboxRealtime(apiKey: configuration.openAI == nil ? realtimeKey : randomHex(40), logger: app.logger),
+                openAI: SandboxOpenAI(apiKey: configuration.openAI == nil ? realtimeKey : randomHex(40), logger: app.logger),
+                elevenLabs: SandboxElevenLabs(apiKey: configuration.elevenLabs == nil ? elevenLabsKey : randomHex(40), logger: app.logger)
             )
             sandbox.register(on: app.grouped("sandbox"))
             app.lifecycle.use(SandboxShutdown(services: sandbox))
@@ -156,11 +159,23 @@ public enum ChorusApp {
         let spool = configuration.dataDirectory.appendingPathComponent("spool")
         try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         providerNames["transcription"] = configuration.openAI == nil ? "sandbox" : "openai"
+        providerNames["voice_cloning"] = configuration.elevenLabs == nil ? "sandbox" : "elevenlabs"
+        let elevenLabsConnection = ElevenLabsConnection(
+            apiKey: elevenLabsKey,
+            baseURL: configuration.elevenLabs?.baseURL ?? configuration.loopbackURL.appendingPathComponent("sandbox/elevenlabs"),
+            httpClient: httpClient, logger: app.logger)
+        let blobs = try FileBlobStore(root: configuration.dataDirectory.appendingPathComponent("blobs"), threadPool: app.threadPool)
         let messaging = MessagingServices(
-            blobs: try FileBlobStore(root: configuration.dataDirectory.appendingPathComponent("blobs"), threadPool: app.threadPool),
+            blobs: blobs,
             transcriber: OpenAITranscriber(connection: openAIConnection, model: configuration.voiceMessages.transcriptionModel),
             spoolDirectory: spool, hub: hub, fanout: fanout,
-            audioURLs: AudioURLSigner(secret: secret, lifetime: configuration.voiceMessages.audioURLLifetime))
+            audioURLs: AudioURLSigner(secret: secret, lifetime: configuration.voiceMessages.audioURLLifetime),
+            cloner: ElevenLabsVoiceCloner(connection: elevenLabsConnection),
+            clonedSpeech: ElevenLabsSpeechSynthesizer(
+                connection: elevenLabsConnection,
+                maxInputCharacters: ElevenLabsSpeechSynthesizer.maxInputCharacters(model: configuration.voiceMessages.cloneSpeechModel)),
+            cloneProvider: "elevenlabs", defaultSpeech: OpenAISpeechSynthesizer(connection: openAIConnection),
+            speech: SpeechService(blobs: blobs, settings: configuration.voiceMessages, clock: options.clock))
 
         let services = ChorusServices(
             configuration: configuration,
@@ -209,6 +224,7 @@ public enum ChorusApp {
         try app.register(collection: ConversationsController(services: services))
         try app.register(collection: AudioController(services: services))
         try app.register(collection: RealtimeController(services: services))
+        try app.register(collection: VoiceController(services: services))
         if !configuration.isProduction {
             try app.register(collection: DevelopmentController(services: services))
         }

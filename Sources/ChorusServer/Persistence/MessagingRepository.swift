@@ -171,7 +171,12 @@ extension ChorusStore {
                 guard let directKey,
                     let existing = try await tx.sql.raw("SELECT id FROM conversations WHERE direct_key = \(bind: directKey)").first()
                 else { throw ChorusStoreError.missingRow("conversations") }
-                return (try existing.string("id"), false)
+                // Someone who left the pair's conversation rejoins it.
+                let existingID = try existing.string("id")
+                for member in [creatorID] + memberIDs {
+                    try await tx.insertMember(conversationID: existingID, userID: member, role: "member", now: now)
+                }
+                return (existingID, false)
             }
             try await tx.insertMember(conversationID: id, userID: creatorID, role: "owner", now: now)
             for member in memberIDs where member != creatorID {

@@ -14,6 +14,14 @@ struct MessagingServices: Sendable {
     let hub: RealtimeHub
     let fanout: any RealtimeFanout
     let audioURLs: AudioURLSigner
+    /// Voice cloning (ElevenLabs or its sandbox) and speech in cloned voices.
+    let cloner: any VoiceCloner
+    let clonedSpeech: any SpeechSynthesizer
+    /// The cloning provider's name, stored with each voice (`elevenlabs`).
+    let cloneProvider: String
+    /// Speech in default voices and narration (OpenAI or its sandbox).
+    let defaultSpeech: any SpeechSynthesizer
+    let speech: SpeechService
 }
 
 /// Short-lived signed URLs for recordings: `/audio/{id}?expires=<unix seconds>&signature=<hex HMAC-SHA256>`, so a
@@ -30,8 +38,13 @@ struct AudioURLSigner: Sendable {
 
     /// The path and query of a URL valid until `now + lifetime` (rounded up to the minute so responses cache well).
     func path(audioID: String, now: Date) -> String {
+        "/audio/\(audioID)?" + query(id: audioID, now: now)
+    }
+
+    /// `expires=…&signature=…` for the resource `id`.
+    func query(id: String, now: Date) -> String {
         let expires = (Int64(now.timeIntervalSince1970 + lifetime) / 60 + 1) * 60
-        return "/audio/\(audioID)?expires=\(expires)&signature=\(signature(audioID: audioID, expires: expires))"
+        return "expires=\(expires)&signature=\(signature(audioID: id, expires: expires))"
     }
 
     /// Whether the signature is the server's for this recording and has not expired.

@@ -16,6 +16,22 @@ struct VoiceData {
     }
 }
 
+extension VoiceData {
+    /// Deletes a cloned voice at the provider (a voice it no longer knows counts as deleted) and every speech generated
+    /// with it. A provider outage is a 503: the voice stays until the deletion succeeds.
+    func deleteClonedVoice(_ profile: VoiceProfileRecord, store: ChorusStore, logger: Logger) async throws {
+        do {
+            try await services.messaging.cloner.deleteVoice(id: profile.providerVoiceID)
+        } catch let error as ProviderError {
+            logger.error("could not delete a cloned voice at the provider", metadata: ["error": .string("\(error)")])
+            throw APIError.unavailable(retryAfter: 30, detail: "The voice could not be deleted right now; try again in a moment")
+        }
+        for blob in try await store.deleteSpeech(voiceOwnerID: profile.userID) {
+            if let key = BlobKey(rawValue: blob) { try await services.messaging.blobs.delete(key) }
+        }
+    }
+}
+
 /// Transcribes the recording of a voice message sent before its transcript existed, then tells the members.
 struct MessageTranscriptionJob {
     let services: ChorusServices

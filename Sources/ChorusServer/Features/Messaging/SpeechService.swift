@@ -1,0 +1,179 @@
+import ChorusAPI
+import ChorusCore
+import ChorusProviders
+import Foundation
+import Logging
+import Vapor
+
+/// One piece of speech to produce: its text, who speaks it, and what it costs.
+struct SpeechPlan: Sendable {
+    var text: String
+    var synthesizer: any SpeechSynthesizer
+    /// The request for every part (its `text` is replaced per part).
+    var template: SpeechRequest
+    /// `cloned` or `default`.
+    var voiceKind: String
+    /// The account whose cloned voice speaks (erasing that account's voice data erases this speech).
+    var voiceOwnerID: String?
+    var provider: String
+    var microdollarsPerCharacter: Int64
+
+    var key: SpeechCacheKey {
+        var settings: [String: SpeechSettingValue] = [:]
+        if let stability = template.stability { settings["stability"] = .number(stability) }
+        if let similarity = template.similarityBoost { settings["similarity_boost"] = .number(similarity) }
+        if let instructions = template.instructions { settings["instructions"] = .text(instructions) }
+        return SpeechCacheKey(
+            text: text, provider: provider, voiceID: template.voiceID, model: template.model, format: template.format.rawValue,
+            settings: settings)
+    }
+}
+
+/// Generated speech, produced once per (text, voice, model, settings) and kept in blob storage.
+///
+/// Concurrent requests for the same speech make one provider call: requests in this process join one task, and
+/// across instances one request claims the cache row (`speech_cache`, a compare-and-set lease) while the others
+/// wait for it. A generation is charged to the requesting user's daily allowance and reserved against the daily
+/// and monthly spend budgets before the provider is called, and given back if it fails.
+final class SpeechService: Sendable {
+    /// The PRD's message when speech cannot be produced (Appendix B).
+    static let failureMessage = "Audio unavailable. You can still read the message."
+    /// How long a generation may hold its claim before another instance may take over.
+    static let claimLifetime: TimeInterval = 120
+
+    private let flights = SingleFlight<String, SpeechCacheEntry>()
+    let blobs: any BlobStore
+    let settings: ChorusConfiguration.VoiceMessageSettings
+    let clock: @Sendable () -> Date
+
+    init(blobs: any BlobStore, settings: ChorusConfiguration.VoiceMessageSettings, clock: @escaping @Sendable () -> Date) {
+        self.blobs = blobs
+        self.settings = settings
+        self.clock = clock
+    }
+
+    /// The speech of `plan`, generating it if needed; `cached` is true when nothing was generated for this request.
+    func speech(
+        _ plan: SpeechPlan, requester: String, store: ChorusStore, logger: Logger
+    ) async throws -> (
+        entry: SpeechCacheEntry, cached: Bool
+    ) {
+        let key = plan.key.hexDigest
+        if let entry = try await store.speechCacheEntry(key: key), entry.status == "ready" { return (entry, true) }
+        let entry = try await flights.run(key) { [self] in
+            try await self.generateOnce(plan, key: key, requester: requester, store: store, logger: logger)
+        }
+        return (entry, false)
+    }
+
+    private func generateOnce(
+        _ plan: SpeechPlan, key: String, requester: String, store: ChorusStore, logger: Logger
+    ) async throws
+        -> SpeechCacheEntry
+    {
+        let deadline = clock().addingTimeInterval(Self.claimLifetime)
+        while true {
+            if let entry = try await store.speechCacheEntry(key: key), entry.status == "ready" { return entry }
+            let now = clock()
+            if try await store.claimSpeech(
+                key: key, voiceOwnerID: plan.voiceOwnerID, now: now, until: now.addingTimeInterval(Self.claimLifetime))
+            {
+                return try await generate(plan, key: key, requester: requester, store: store, logger: logger)
+            }
+            // Another instance is generating it.
+            guard clock() < deadline else { throw APIError.unavailable(retryAfter: 5, detail: Self.failureMessage) }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
+    private func generate(
+        _ plan: SpeechPlan, key: String, requester: String, store: ChorusStore, logger: Logger
+    ) async throws
+        -> SpeechCacheEntry
+    {
+        let now = clock()
+        let day = Self.period(now, monthly: false)
+        let usageKey = "speech:\(day)"
+        guard try await store.chargeVoiceUsage(userID: requester, key: usageKey, limit: settings.dailyGenerationsPerUser) else {
+            try await store.abandonSpeech(key: key)
+            throw APIError.detail(
+                .tooManyRequests,
+                "You've reached today's limit of \(settings.dailyGenerationsPerUser) voice generations. Cached audio still plays; try again tomorrow."
+            )
+        }
+        let cost = Int64(TextChunker.length(plan.text)) * plan.microdollarsPerCharacter
+        let periods = ["day:\(day)", "month:\(Self.period(now, monthly: true))"]
+        if let exceeded = try await store.reserveSpend(
+            cost, budgets: [(periods[0], settings.dailyBudgetMicrodollars), (periods[1], settings.monthlyBudgetMicrodollars)])
+        {
+            try await store.refundVoiceUsage(userID: requester, key: usageKey)
+            try await store.abandonSpeech(key: key)
+            logger.critical(
+                "voice generation budget reached: generation is paused", metadata: ["period": .string(exceeded), "alert": "budget"])
+            throw APIError.unavailable(
+                retryAfter: 3_600, detail: "Voice playback is paused: the service reached its spending limit. You can still read the message.")
+        }
+        do {
+            let audio = try await synthesize(plan)
+            guard let blobKey = BlobKey(rawValue: "speech/\(key.prefix(2))/\(key).\(plan.template.format.rawValue)") else {
+                throw ProviderError.invalidResponse("bad speech key")
+            }
+            try await blobs.put(blobKey, data: audio, contentType: plan.template.format.contentType)
+            try await store.completeSpeech(key: key, blobKey: blobKey.rawValue, contentType: plan.template.format.contentType, sizeBytes: audio.count)
+            logger.info(
+                "generated speech",
+                metadata: [
+                    "provider": .string(plan.provider), "characters": .stringConvertible(TextChunker.length(plan.text)),
+                    "cost_microdollars": .stringConvertible(cost),
+                ])
+            return SpeechCacheEntry(
+                key: key, status: "ready", blobKey: blobKey.rawValue, contentType: plan.template.format.contentType, sizeBytes: audio.count)
+        } catch {
+            try? await store.refundVoiceUsage(userID: requester, key: usageKey)
+            try? await store.releaseSpend(cost, periods: periods)
+            try? await store.abandonSpeech(key: key)
+            logger.warning("speech generation failed", metadata: ["provider": .string(plan.provider), "error": .string("\(error)")])
+            throw APIError.unavailable(retryAfter: 5, detail: Self.failureMessage)
+        }
+    }
+
+    /// Speaks the text in parts no longer than the provider accepts, joined into one file (MP3 frames and WAV PCM
+    /// concatenate; WAV parts are joined by ``WAVSplicer``).
+    func synthesize(_ plan: SpeechPlan) async throws -> Data {
+        let parts = TextChunker(maxCharacters: plan.synthesizer.maxInputCharacters).split(plan.text)
+        var joined = Data()
+        var wavParts: [Data] = []
+        for part in parts {
+            var request = plan.template
+            request.text = part
+            let speech = try await plan.synthesizer.synthesize(request)
+            if plan.template.format == .wav { wavParts.append(speech.audio) } else { joined.append(speech.audio) }
+        }
+        if plan.template.format == .wav {
+            guard wavParts.count > 1 else { return wavParts[0] }
+            let clips = wavParts.enumerated().map { WAVClip(messageID: String($0.offset), sender: plan.voiceKind, wav: $0.element) }
+            return try WAVSplicer.splice(clips, gapMs: 0).wav
+        }
+        return joined
+    }
+
+    /// `2026-11-23` or `2026-11` (UTC).
+    static func period(_ date: Date, monthly: Bool) -> String {
+        let parts = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: date)
+        let month = String(format: "%04d-%02d", parts.year ?? 0, parts.month ?? 0)
+        return monthly ? month : month + String(format: "-%02d", parts.day ?? 0)
+    }
+}
+
+/// Runs one task per key at a time; callers with the same key while it runs share its result.
+actor SingleFlight<Key: Hashable & Sendable, Value: Sendable> {
+    private var running: [Key: Task<Value, any Error>] = [:]
+
+    func run(_ key: Key, _ operation: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        if let task = running[key] { return try await task.value }
+        let task = Task { try await operation() }
+        running[key] = task
+        defer { running[key] = nil }
+        return try await task.value
+    }
+}

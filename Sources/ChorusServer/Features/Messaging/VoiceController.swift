@@ -1,0 +1,198 @@
+import ChorusAPI
+import ChorusCore
+import ChorusProviders
+import Foundation
+import Vapor
+
+/// Voice profiles and text-to-speech (PRD Phase 2):
+/// - `POST /voice-profile` clones the caller's voice from their recording (18+, 30 s – 3 min, explicit consent);
+///   re-recording replaces the voice and deletes the old one at the provider; `GET` shows it; `DELETE` revokes it at
+///   the provider and erases every speech generated with it;
+/// - `GET /voices/defaults`: the voices used when there is no cloned voice;
+/// - `POST /messages/{id}/speech`: the message spoken in its sender's voice (their default voice without a clone),
+///   generated once and then served from storage (`GET /speech/{key}` with a signed URL).
+struct VoiceController: RouteCollection {
+    let services: ChorusServices
+    var messaging: MessagingServices { services.messaging }
+
+    /// The PRD's message when cloning fails (Appendix B).
+    static let cloningFailedMessage =
+        "We couldn't process your voice sample. Please re-record in a quiet space and speak clearly for 30 seconds."
+    /// What the user agrees to by sending `consent: true`.
+    static let consentStatement =
+        "I confirm this recording is my own voice, and I agree that Chorus creates a synthetic copy of it, used only to read my "
+        + "messages aloud to the members of my conversations, until I delete it."
+    /// The minimum age for voice cloning.
+    static let cloningMinimumAge = 18
+    static let sampleSeconds: ClosedRange<Double> = 30...180
+    static let previewText = "Hi! This is how my messages will sound when you play them."
+
+    func boot(routes: any RoutesBuilder) throws {
+        let authenticated = routes.grouped(UserAuthenticator(services: services))
+        authenticated.post("voice-profile", use: createProfile)
+        authenticated.get("voice-profile", use: profile)
+        authenticated.delete("voice-profile", use: deleteProfile)
+        authenticated.get("voices", "defaults", use: defaultVoices)
+        authenticated.post("messages", ":message_id", "speech", use: speech)
+        routes.get("speech", ":speech_key", use: download)
+    }
+
+    // MARK: Profile
+
+    @Sendable
+    func createProfile(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let body = try req.decodeJSON(CreateVoiceProfileRequest.self)
+        let now = services.now()
+        let account = try await VoicePrivacy.requireVoiceAllowed(userID: user.id, store: req.store, now: now)
+        guard let birthYear = account.birthYear else {
+            throw APIError.detail(.forbidden, "Add your birth year (PUT /me/profile): voice cloning is for adults (18+) only")
+        }
+        guard VoicePrivacy.age(birthYear: birthYear, now: now) >= Self.cloningMinimumAge else {
+            throw APIError.detail(.forbidden, "Voice cloning is for adults (18+) only; your messages use your default voice")
+        }
+        var validator = FieldValidator()
+        validator.check(body.consent, "consent", "Voice cloning needs your explicit consent")
+        let script = body.script.trimmingCharacters(in: .whitespacesAndNewlines)
+        validator.check((10...2_000).contains(script.count), "script", "Send the script you read (10 to 2,000 characters)")
+        try validator.throwIfInvalid()
+        guard let sample = try await req.store.audio(id: body.audioID), sample.ownerID == user.id,
+            let key = BlobKey(rawValue: sample.blobKey)
+        else { throw APIError.invalid("audio_id", "No recording of yours has this id") }
+        let seconds = Double(sample.durationMs) / 1000
+        guard Self.sampleSeconds.contains(seconds) else {
+            throw APIError.invalid(
+                "audio_id", "The voice sample must be 30 seconds to 3 minutes long; this one is \(AudioController.describe(seconds: seconds))")
+        }
+        guard let audio = try await messaging.blobs.data(key, limit: services.configuration.voiceMessages.maxUploadBytes + 1) else {
+            throw APIError.invalid("audio_id", "No recording of yours has this id")
+        }
+        let cloned: ClonedVoice
+        do {
+            cloned = try await messaging.cloner.cloneVoice(
+                VoiceCloneRequest(
+                    name: "chorus-\(user.id.prefix(8))",
+                    samples: [VoiceSample(audio: audio, filename: "sample.\(sample.format)", contentType: sample.contentType)]))
+        } catch let error as ProviderError {
+            req.logger.warning("voice cloning failed", metadata: ["error": .string("\(error)")])
+            switch error {
+            case .quotaExceeded: throw APIError.unavailable(retryAfter: 3_600, detail: Self.cloningFailedMessage)
+            case _ where error.isTransient: throw APIError.unavailable(retryAfter: 30, detail: Self.cloningFailedMessage)
+            default: throw APIError.detail(.unprocessableEntity, Self.cloningFailedMessage)
+            }
+        }
+        let record = VoiceProfileRecord(
+            userID: user.id, provider: messaging.cloneProvider, providerVoiceID: cloned.voiceID, sampleAudioID: sample.id, script: script,
+            consentStatement: Self.consentStatement, consentedAt: now, previewBlobKey: nil, createdAt: now)
+        let previous = try await req.store.replaceVoiceProfile(record)
+        if let previous {
+            try await VoiceData(services: services).deleteClonedVoice(previous, store: req.store, logger: req.logger)
+        }
+        req.logger.info("cloned a voice", metadata: ["replaced": .stringConvertible(previous != nil)])
+        return try req.json(try await profileResponse(userID: user.id, store: req.store, logger: req.logger), status: .created)
+    }
+
+    @Sendable
+    func profile(_ req: Request) async throws -> Response {
+        let user = try req.user
+        return try req.json(try await profileResponse(userID: user.id, store: req.store, logger: req.logger))
+    }
+
+    private func profileResponse(userID: String, store: ChorusStore, logger: Logger) async throws -> VoiceProfileResponse {
+        guard let account = try await store.messagingProfile(userID: userID) else { throw APIError.notAuthenticated }
+        let defaultVoice = account.defaultVoice ?? services.configuration.voiceMessages.defaultVoice
+        guard let profile = try await store.voiceProfile(userID: userID) else {
+            return VoiceProfileResponse(
+                status: "none", createdAt: nil, consentedAt: nil, consentStatement: nil, script: nil, previewURL: nil,
+                defaultVoice: defaultVoice)
+        }
+        // The preview is generated speech like any other (cached after the first request).
+        var previewURL: String?
+        if let plan = try await speechPlan(text: Self.previewText, speakerID: userID, store: store) {
+            let generated = try? await messaging.speech.speech(plan, requester: userID, store: store, logger: logger)
+            previewURL = generated.map { services.speechURL(key: $0.entry.key, now: services.now()) }
+        }
+        return VoiceProfileResponse(
+            status: "ready", createdAt: profile.createdAt, consentedAt: profile.consentedAt, consentStatement: profile.consentStatement,
+            script: profile.script, previewURL: previewURL, defaultVoice: defaultVoice)
+    }
+
+    @Sendable
+    func deleteProfile(_ req: Request) async throws -> Response {
+        let user = try req.user
+        guard let profile = try await req.store.voiceProfile(userID: user.id) else { throw APIError.notFound("No voice profile") }
+        try await VoiceData(services: services).deleteClonedVoice(profile, store: req.store, logger: req.logger)
+        _ = try await req.store.deleteVoiceProfile(userID: user.id)
+        return Response(status: .noContent)
+    }
+
+    @Sendable
+    func defaultVoices(_ req: Request) async throws -> Response {
+        let items = services.voices.voices.map {
+            VoiceDTO(
+                id: $0.id, displayName: $0.displayName, gender: $0.gender.rawValue, accent: $0.accent.rawValue,
+                personality: $0.personality.rawValue, description: $0.description)
+        }
+        return try req.json(VoicesResponse(voices: items))
+    }
+
+    // MARK: Speech
+
+    /// How `speakerID` speaks `text`: their cloned voice when they have one and voice features on, otherwise their
+    /// default voice. `nil` only for an unknown account.
+    func speechPlan(text: String, speakerID: String, store: ChorusStore) async throws -> SpeechPlan? {
+        guard let account = try await store.messagingProfile(userID: speakerID) else { return nil }
+        let settings = services.configuration.voiceMessages
+        if account.voiceEnabled, let profile = try await store.voiceProfile(userID: speakerID) {
+            return SpeechPlan(
+                text: text, synthesizer: messaging.clonedSpeech,
+                template: SpeechRequest(
+                    text: text, voiceID: profile.providerVoiceID, model: settings.cloneSpeechModel, format: .mp3, stability: 0.5,
+                    similarityBoost: 0.75), voiceKind: "cloned", voiceOwnerID: speakerID, provider: messaging.cloneProvider,
+                microdollarsPerCharacter: settings.clonedSpeechMicrodollarsPerCharacter)
+        }
+        return SpeechPlan(
+            text: text, synthesizer: messaging.defaultSpeech,
+            template: SpeechRequest(text: text, voiceID: account.defaultVoice ?? settings.defaultVoice, model: settings.speechModel, format: .mp3),
+            voiceKind: "default", voiceOwnerID: nil, provider: "openai", microdollarsPerCharacter: settings.defaultSpeechMicrodollarsPerCharacter)
+    }
+
+    @Sendable
+    func speech(_ req: Request) async throws -> Response {
+        let user = try req.user
+        guard let id = req.parameters.get("message_id"), let message = try await req.store.message(id: id, viewer: user.id) else {
+            throw APIError.notFound("Message not found")
+        }
+        guard message.deletedAt == nil, let text = (message.content ?? message.transcript)?.trimmingCharacters(in: .whitespacesAndNewlines),
+            !text.isEmpty
+        else { throw APIError.badRequest("This message has no text to speak") }
+        guard let plan = try await speechPlan(text: text, speakerID: message.senderID, store: req.store) else {
+            throw APIError.notFound("Message not found")
+        }
+        let (entry, cached) = try await messaging.speech.speech(plan, requester: user.id, store: req.store, logger: req.logger)
+        return try req.json(
+            SpeechResponse(
+                audioURL: services.speechURL(key: entry.key, now: services.now()), contentType: entry.contentType ?? "audio/mpeg",
+                voice: plan.voiceKind, cached: cached))
+    }
+
+    @Sendable
+    func download(_ req: Request) async throws -> Response {
+        guard let key = req.parameters.get("speech_key"), let signature = req.query[String.self, at: "signature"],
+            messaging.audioURLs.isValid(
+                audioID: "speech:\(key)", expires: req.query[Int64.self, at: "expires"] ?? 0, signature: signature, now: services.now())
+        else { throw APIError.detail(.forbidden, "This audio link is invalid or has expired; request the speech again for a new one") }
+        guard let entry = try await req.store.speechCacheEntry(key: key), entry.status == "ready", let blob = entry.blobKey.flatMap(BlobKey.init)
+        else { throw APIError.notFound("Audio not found") }
+        return try await AudioController.serve(blob, from: messaging.blobs, request: req)
+    }
+}
+
+extension ChorusServices {
+    /// A signed URL of generated speech.
+    func speechURL(key: String, now: Date) -> String {
+        let query = messaging.audioURLs.query(id: "speech:\(key)", now: now)
+        let base = configuration.publicURL.absoluteString
+        return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/speech/\(key)?" + query
+    }
+}

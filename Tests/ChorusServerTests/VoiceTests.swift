@@ -1,0 +1,190 @@
+import ChorusAPI
+import ChorusSandbox
+import Foundation
+import Testing
+
+@testable import ChorusServer
+
+/// Voice profiles (cloning with consent, 18+, re-recording, revocation) and speech in the sender's voice (cached,
+/// single-flight, limits, budget, provider failures).
+@Suite("Voice profiles and speech")
+struct VoiceTests {
+    typealias Person = MessagingTests.Person
+
+    static let script =
+        "Hi, I'm setting up my voice so my family can hear my messages read aloud. This is my natural speaking voice. I'm excited to "
+        + "try this new feature. The quick brown fox jumps over the lazy dog. Thanks for listening!"
+
+    /// A sample of about 40 seconds of the script, uploaded by `person`.
+    static func uploadSample(_ server: TestServer, _ person: Person, repeats: Int = 3) async throws -> String {
+        let wav = SandboxAudioFiles.speechWAV(text: Array(repeating: script, count: repeats).joined(separator: " "), voice: person.email)
+        let reply = try await server.request(
+            .POST, "/audio?long_form=true", token: person.token, body: wav, headers: [("Content-Type", "audio/wav")])
+        #expect(reply.status == 201, "\(reply.text)")
+        return try reply.decode(AudioUploadResponse.self).audioID
+    }
+
+    static func adult(_ server: TestServer, name: String) async throws -> Person {
+        let person = try await MessagingTests.person(server, name: name)
+        _ = try await server.request(.PUT, "/me/profile", token: person.token, json: MessagingProfileDTO(birthYear: 1985))
+        return person
+    }
+
+    /// Requests to the sandbox providers whose path contains `path` and whose body contains `text`.
+    static func providerRequests(_ server: TestServer, path: String, containing text: String) async throws -> Int {
+        let requests = try await server.request(.GET, "/sandbox/requests").json["requests"] as? [[String: Any]] ?? []
+        return requests.filter { ($0["path"] as? String)?.contains(path) == true && ($0["body"] as? String)?.contains(text) == true }.count
+    }
+
+    static func speech(_ server: TestServer, _ person: Person, message: String) async throws -> TestServer.Reply {
+        try await server.request(.POST, "/messages/\(message)/speech", token: person.token)
+    }
+
+    @Test("clone a voice with consent, hear messages in it, re-record, revoke", arguments: TestDatabase.all)
+    func cloneSpeakRevoke(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database) { server in
+            let alice = try await Self.adult(server, name: "alice")
+            let bob = try await Self.adult(server, name: "bob")
+            let conversation = try await server.request(
+                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
+            ).decode(ConversationDTO.self)
+
+            // Refusals: no consent, a sample too short, a minor, no birth year.
+            let sample = try await Self.uploadSample(server, alice)
+            let noConsent = try await server.request(
+                .POST, "/voice-profile", token: alice.token, json: CreateVoiceProfileRequest(audioID: sample, script: Self.script, consent: false))
+            #expect(noConsent.status == 422)
+            let short = try await server.request(
+                .POST, "/audio", token: alice.token, body: SandboxAudioFiles.speechWAV(text: "Too short.", voice: "a"),
+                headers: [("Content-Type", "audio/wav")]
+            ).decode(AudioUploadResponse.self)
+            let tooShort = try await server.request(
+                .POST, "/voice-profile", token: alice.token,
+                json: CreateVoiceProfileRequest(audioID: short.audioID, script: Self.script, consent: true))
+            #expect(tooShort.status == 422 && tooShort.text.contains("30 seconds"), "\(tooShort.text)")
+            let teen = try await MessagingTests.person(server, name: "teen")
+            let year = Calendar(identifier: .gregorian).component(.year, from: Date())
+            #expect(
+                try await server.request(
+                    .POST, "/voice-profile", token: teen.token, json: CreateVoiceProfileRequest(audioID: sample, script: Self.script, consent: true)
+                ).status == 403)
+            _ = try await server.request(.PUT, "/me/profile", token: teen.token, json: MessagingProfileDTO(birthYear: year - 16))
+            let minor = try await server.request(
+                .POST, "/voice-profile", token: teen.token, json: CreateVoiceProfileRequest(audioID: sample, script: Self.script, consent: true))
+            #expect(minor.status == 403 && minor.text.contains("18+"))
+
+            // Without a clone, messages play in the sender's default voice.
+            #expect(try await server.request(.GET, "/voice-profile", token: alice.token).decode(VoiceProfileResponse.self).status == "none")
+            let before = try await MessagingTests.send(server, alice, to: conversation.id, text: "Dinner at seven.")
+            let defaultSpeech = try await Self.speech(server, bob, message: before.id).decode(SpeechResponse.self)
+            #expect(defaultSpeech.voice == "default")
+
+            let created = try await server.request(
+                .POST, "/voice-profile", token: alice.token, json: CreateVoiceProfileRequest(audioID: sample, script: Self.script, consent: true))
+            #expect(created.status == 201, "\(created.text)")
+            let profile = try created.decode(VoiceProfileResponse.self)
+            #expect(profile.status == "ready" && profile.consentedAt != nil && profile.previewURL != nil)
+            #expect(!created.text.contains("voice_id"))
+            var voices = try await server.request(.GET, "/sandbox/elevenlabs/voices").json["voices"] as? [[String: Any]] ?? []
+            #expect(voices.count == 1)
+
+            // Bob hears Alice's message in her cloned voice; the second time it comes from the cache.
+            let message = try await MessagingTests.send(server, alice, to: conversation.id, text: "See you at the game tonight!")
+            let spoken = try await Self.speech(server, bob, message: message.id)
+            #expect(spoken.status == 200, "\(spoken.text)")
+            let speech = try spoken.decode(SpeechResponse.self)
+            #expect(speech.voice == "cloned" && !speech.cached && speech.contentType == "audio/mpeg")
+            let audio = try await server.request(.GET, String(speech.audioURL.dropFirst(server.baseURL.count)))
+            #expect(audio.status == 200 && SandboxAudioFiles.embeddedText(in: audio.body) == "See you at the game tonight!")
+            let again = try await Self.speech(server, bob, message: message.id).decode(SpeechResponse.self)
+            #expect(again.cached)
+            #expect(try await Self.providerRequests(server, path: "elevenlabs/v1/text-to-speech", containing: "See you at the game") == 1)
+
+            // Re-recording replaces the voice and deletes the old one at the provider.
+            let sample2 = try await Self.uploadSample(server, alice)
+            let rerecorded = try await server.request(
+                .POST, "/voice-profile", token: alice.token, json: CreateVoiceProfileRequest(audioID: sample2, script: Self.script, consent: true))
+            #expect(rerecorded.status == 201)
+            voices = try await server.request(.GET, "/sandbox/elevenlabs/voices").json["voices"] as? [[String: Any]] ?? []
+            #expect(voices.count == 1)
+            // The old voice's speech was erased with it.
+            #expect(try await server.request(.GET, String(speech.audioURL.dropFirst(server.baseURL.count))).status == 404)
+
+            // Revoking deletes the provider voice; messages fall back to the default voice.
+            #expect(try await server.request(.DELETE, "/voice-profile", token: alice.token).status == 204)
+            voices = try await server.request(.GET, "/sandbox/elevenlabs/voices").json["voices"] as? [[String: Any]] ?? []
+            #expect(voices.isEmpty)
+            #expect(try await Self.speech(server, bob, message: message.id).decode(SpeechResponse.self).voice == "default")
+            #expect(try await server.request(.DELETE, "/voice-profile", token: alice.token).status == 404)
+            // A non-member cannot have the message spoken.
+            #expect(try await Self.speech(server, teen, message: message.id).status == 404)
+        }
+    }
+
+    @Test("50 concurrent requests for one message's speech make one provider call", arguments: TestDatabase.all)
+    func concurrentSpeech(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database) { server in
+            let alice = try await Self.adult(server, name: "alice")
+            let bob = try await Self.adult(server, name: "bob")
+            let conversation = try await server.request(
+                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
+            ).decode(ConversationDTO.self)
+            let message = try await MessagingTests.send(server, alice, to: conversation.id, text: "Concurrent listeners everywhere.")
+            let statuses = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                for index in 0..<50 {
+                    let person = index.isMultiple(of: 2) ? alice : bob
+                    group.addTask {
+                        let reply = try await Self.speech(server, person, message: message.id)
+                        return (reply.status, (try? reply.decode(SpeechResponse.self).audioURL) ?? reply.text)
+                    }
+                }
+                var results: [(Int, String)] = []
+                for try await result in group { results.append(result) }
+                return results
+            }
+            #expect(statuses.allSatisfy { $0.0 == 200 }, "\(statuses.filter { $0.0 != 200 })")
+            #expect(try await Self.providerRequests(server, path: "openai/v1/audio/speech", containing: "Concurrent listeners") == 1)
+        }
+    }
+
+    @Test("daily generation limit, spend budget and provider failures", arguments: TestDatabase.all)
+    func limitsAndFailures(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database, environment: ["CHORUS_VOICE_DAILY_GENERATIONS": "2"]) { server in
+            let alice = try await Self.adult(server, name: "alice")
+            let bob = try await Self.adult(server, name: "bob")
+            let conversation = try await server.request(
+                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
+            ).decode(ConversationDTO.self)
+            var messages: [MessageDTO] = []
+            for index in 1...4 { messages.append(try await MessagingTests.send(server, alice, to: conversation.id, text: "Note number \(index).")) }
+
+            // A provider failure: the PRD's message, nothing charged, and the next try works.
+            let failing = try await server.request(.PUT, "/sandbox/openai/behavior", json: ["fail_next": 3, "status": 500])
+            #expect(failing.status == 200, "\(failing.text)")
+            let failed = try await Self.speech(server, bob, message: messages[0].id)
+            #expect(failed.status == 503 && failed.detail == "Audio unavailable. You can still read the message.", "\(failed.text)")
+            #expect(try await server.request(.DELETE, "/sandbox/openai/behavior").status < 300)
+            #expect(try await Self.speech(server, bob, message: messages[0].id).status == 200)
+            #expect(try await Self.speech(server, bob, message: messages[1].id).status == 200)
+            // Bob's two generations for today are used; cached speech still plays, new speech is refused.
+            let refused = try await Self.speech(server, bob, message: messages[2].id)
+            #expect(refused.status == 429 && refused.text.contains("today's limit of 2"), "\(refused.text)")
+            #expect(try await Self.speech(server, bob, message: messages[0].id).decode(SpeechResponse.self).cached)
+            #expect(try await Self.speech(server, alice, message: messages[2].id).status == 200)
+        }
+        try await TestServer.run(on: database, environment: ["CHORUS_VOICE_DAILY_BUDGET_USD": "0.0005"]) { server in
+            let alice = try await Self.adult(server, name: "alice")
+            let bob = try await Self.adult(server, name: "bob")
+            let conversation = try await server.request(
+                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
+            ).decode(ConversationDTO.self)
+            // 15 micro-dollars per character: 20 characters fit in 500, the next 40 do not.
+            let small = try await MessagingTests.send(server, alice, to: conversation.id, text: "Twenty characters!!!")
+            let large = try await MessagingTests.send(
+                server, alice, to: conversation.id, text: String(repeating: "Forty characters here. ", count: 2))
+            #expect(try await Self.speech(server, bob, message: small.id).status == 200)
+            let paused = try await Self.speech(server, bob, message: large.id)
+            #expect(paused.status == 503 && paused.text.contains("spending limit"), "\(paused.text)")
+        }
+    }
+}
