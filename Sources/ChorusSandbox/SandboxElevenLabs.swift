@@ -271,22 +271,22 @@ public final class SandboxElevenLabs: Sendable {
     public func register(on routes: any RoutesBuilder) {
         let v1 = routes.grouped("v1")
         v1.on(.POST, "voices", "add", body: .collect(maxSize: ByteCount(value: Self.maxUploadBytes))) { request async throws -> Response in
-            try await self.serve(.voicesAdd, request) { self.addVoice(request) }
+            try await self.serve(.voicesAdd, request) { self.addVoice(request, requestID: $0) }
         }
         v1.get("voices", ":voice_id") { request async throws -> Response in
-            try await self.serve(.voices, request) { self.getVoice(request.parameters.get("voice_id") ?? "") }
+            try await self.serve(.voices, request) { self.getVoice(request.parameters.get("voice_id") ?? "", requestID: $0) }
         }
         v1.delete("voices", ":voice_id") { request async throws -> Response in
-            try await self.serve(.voices, request) { self.deleteVoice(request.parameters.get("voice_id") ?? "") }
+            try await self.serve(.voices, request) { self.deleteVoice(request.parameters.get("voice_id") ?? "", requestID: $0) }
         }
         v1.on(.POST, "text-to-speech", ":voice_id", body: .collect(maxSize: "1mb")) { request async throws -> Response in
-            try await self.serve(.textToSpeech, request) { self.textToSpeech(request, streaming: false) }
+            try await self.serve(.textToSpeech, request) { self.textToSpeech(request, streaming: false, requestID: $0) }
         }
         v1.on(.POST, "text-to-speech", ":voice_id", "stream", body: .collect(maxSize: "1mb")) { request async throws -> Response in
-            try await self.serve(.textToSpeech, request) { self.textToSpeech(request, streaming: true) }
+            try await self.serve(.textToSpeech, request) { self.textToSpeech(request, streaming: true, requestID: $0) }
         }
         v1.get("user", "subscription") { request async throws -> Response in
-            try await self.serve(.subscription, request) { self.subscription() }
+            try await self.serve(.subscription, request) { _ in self.subscription() }
         }
     }
 
@@ -329,7 +329,7 @@ public final class SandboxElevenLabs: Sendable {
 
     /// Delay, key check (then the key is redacted for the recorder), injected failure, then the endpoint; every answer
     /// gets a `request-id`.
-    private func serve(_ endpoint: Endpoint, _ request: Request, _ handler: () -> Response) async throws -> Response {
+    private func serve(_ endpoint: Endpoint, _ request: Request, _ handler: (_ requestID: String) -> Response) async throws -> Response {
         let delayMs = behavior.delayMs
         if delayMs > 0 { try await Task.sleep(for: .milliseconds(delayMs)) }
         let requestID = Self.randomID(20)
@@ -339,7 +339,7 @@ public final class SandboxElevenLabs: Sendable {
         } else if let failure = injectedFailure(for: endpoint, requestID: requestID) {
             response = failure
         } else {
-            response = handler()
+            response = handler(requestID)
         }
         if request.headers.contains(name: "xi-api-key") {
             request.headers.replaceOrAdd(name: "xi-api-key", value: "[REDACTED]")
@@ -409,8 +409,7 @@ public final class SandboxElevenLabs: Sendable {
 
     // MARK: - Voices
 
-    private func addVoice(_ request: Request) -> Response {
-        let requestID = Self.randomID(20)
+    private func addVoice(_ request: Request, requestID: String) -> Response {
         guard let boundary = request.headers.contentType?.parameters["boundary"], request.headers.contentType?.subType == "form-data",
             let body = request.body.data, let parts = Self.parseForm(body, boundary: boundary)
         else {
@@ -480,19 +479,19 @@ public final class SandboxElevenLabs: Sendable {
             requestID: requestID)
     }
 
-    private func getVoice(_ id: String) -> Response {
-        guard let voice = voice(id) else { return voiceNotFound(id) }
+    private func getVoice(_ id: String, requestID: String) -> Response {
+        guard let voice = voice(id) else { return voiceNotFound(id, requestID: requestID) }
         return SandboxJSON.response(VoiceResponse(voice))
     }
 
-    private func deleteVoice(_ id: String) -> Response {
+    private func deleteVoice(_ id: String, requestID: String) -> Response {
         if premadeVoices[id] != nil {
             return Self.error(
                 .badRequest, code: "voice_not_deletable", type: "invalid_request_error",
-                message: "Premade voices cannot be deleted.", requestID: Self.randomID(20))
+                message: "Premade voices cannot be deleted.", requestID: requestID)
         }
         let removed = state.withLockedValue { $0.voices.removeValue(forKey: id) }
-        guard removed != nil else { return voiceNotFound(id) }
+        guard removed != nil else { return voiceNotFound(id, requestID: requestID) }
         return SandboxJSON.response(["status": "ok"])
     }
 
@@ -505,10 +504,10 @@ public final class SandboxElevenLabs: Sendable {
         return state.withLockedValue { $0.voices[id] }
     }
 
-    private func voiceNotFound(_ id: String) -> Response {
+    private func voiceNotFound(_ id: String, requestID: String) -> Response {
         Self.error(
             .notFound, code: "voice_not_found", type: "not_found", message: "A voice with voice_id '\(id)' was not found.",
-            requestID: Self.randomID(20))
+            requestID: requestID)
     }
 
     private func subscription() -> Response {
@@ -521,8 +520,7 @@ public final class SandboxElevenLabs: Sendable {
 
     // MARK: - Text to speech
 
-    private func textToSpeech(_ request: Request, streaming: Bool) -> Response {
-        let requestID = Self.randomID(20)
+    private func textToSpeech(_ request: Request, streaming: Bool, requestID: String) -> Response {
         let voiceID = request.parameters.get("voice_id") ?? ""
         let outputFormat = (try? request.query.get(String.self, at: "output_format")) ?? "mp3_44100_128"
         guard let format = OutputFormat(outputFormat) else {
@@ -556,7 +554,7 @@ public final class SandboxElevenLabs: Sendable {
                 message: "You are sending \(body.text.count) characters with \(model); the limit is \(limit) characters per request.",
                 requestID: requestID)
         }
-        guard voice(voiceID) != nil else { return voiceNotFound(voiceID) }
+        guard voice(voiceID) != nil else { return voiceNotFound(voiceID, requestID: requestID) }
         guard let encoder = format.encoder else {
             return Self.error(
                 .badRequest, code: "unsupported_output_format", type: "invalid_request_error",

@@ -385,6 +385,9 @@ struct SandboxElevenLabsTests {
                 body: Data(#"{"text":"\#(String(repeating: "a", count: 5_001))","model_id":"eleven_v3"}"#.utf8))
             #expect(tooLong.status == 400)
             #expect(ElevenLabsConnection.errorDetail(tooLong.body)?.code == "max_character_limit_exceeded")
+            let detail = try #require(try JSONSerialization.jsonObject(with: tooLong.body) as? [String: [String: String]])
+            #expect(detail["detail"]?["request_id"] == tooLong.headers.first(name: "request-id"))
+            #expect(detail["detail"]?["status"] == "max_character_limit_exceeded")
             let unknownModel = try await harness.raw(
                 .POST, path, contentType: "application/json", body: Data(#"{"text":"hi","model_id":"eleven_v9"}"#.utf8))
             #expect(ElevenLabsConnection.errorDetail(unknownModel.body)?.code == "model_not_found")
