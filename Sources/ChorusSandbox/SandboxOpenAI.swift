@@ -29,7 +29,7 @@ import Vapor
 ///
 /// **Chat completions**: structured output with `response_format.type` `json_schema` (strict-mode rules checked like
 /// the API: every object needs `additionalProperties: false` and every property in `required`), `json_object` or
-/// text, filled extractively from the user messages (see ``SandboxOpenAIExtractor``). `max_completion_tokens` below the
+/// text, filled extractively from the user messages (property names choose the content: decisions, action items with owners, dates, urgent items, an overview). `max_completion_tokens` below the
 /// answer's size cuts it off with `finish_reason: length`; a message containing `[sandbox:refuse]` gets a refusal and
 /// one containing `[sandbox:content_filter]` `finish_reason: content_filter`. `stream: true` is refused with 400.
 ///
@@ -340,6 +340,12 @@ public final class SandboxOpenAI: Sendable {
             return state.behavior
         }
         guard let failing else { return nil }
+        logger.info(
+            "sandbox.openai injected failure",
+            metadata: [
+                "endpoint": "\(endpoint.rawValue)", "status": "\(failing.status)", "code": "\(failing.code ?? "-")",
+                "remaining": "\(failing.failNext)",
+            ])
         switch failing.status {
         case 429 where failing.code == "insufficient_quota":
             return Self.apiError(

@@ -239,9 +239,8 @@ extension SandboxOpenAI {
 
     /// 400 for a member of the wrong JSON type (the API's wording).
     static func invalidType(_ param: String, expected: String, got value: RealtimeJSON?) -> Response {
-        invalid(
-            "Invalid type for '\(param)': expected \(expected), but got \(value.map { "\($0.typeName == "integer" ? "an" : "a") \($0.typeName)" } ?? "nothing") instead.",
-            param: param, code: "invalid_type")
+        let got = value.map { ["integer", "object", "array"].contains($0.typeName) ? "an \($0.typeName)" : "a \($0.typeName)" } ?? "nothing"
+        return invalid("Invalid type for '\(param)': expected \(expected), but got \(got) instead.", param: param, code: "invalid_type")
     }
 }
 
@@ -472,22 +471,21 @@ struct SandboxMultipartForm {
         parts.first { $0.name == name && $0.filename != nil }.map { ($0.filename ?? "", $0.body) }
     }
 
+    /// The first index of `needle` in `haystack` at or after `start` (`memchr` to the candidates, then a compare).
     private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
-        guard let first = needle.first, haystack.count >= needle.count else { return nil }
-        var index = start
-        let last = haystack.count - needle.count
-        while index <= last {
-            if haystack[index] == first {
-                var matched = true
-                for offset in 1..<needle.count where haystack[index + offset] != needle[offset] {
-                    matched = false
-                    break
-                }
-                if matched { return index }
+        guard let first = needle.first, start >= 0, haystack.count - start >= needle.count else { return nil }
+        return haystack.withUnsafeBufferPointer { bytes -> Int? in
+            guard let base = bytes.baseAddress else { return nil }
+            var index = start
+            let last = bytes.count - needle.count
+            while index <= last {
+                guard let hit = memchr(base + index, Int32(first), last - index + 1) else { return nil }
+                index = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                if memcmp(base + index, needle, needle.count) == 0 { return index }
+                index += 1
             }
-            index += 1
+            return nil
         }
-        return nil
     }
 }
 
