@@ -73,47 +73,22 @@ struct VoiceDataPolicyTests {
 struct VoiceUsagePolicyTests {
     private let policy = VoiceUsagePolicy()
 
-    @Test("daily speech generations: 50 by default")
-    func daily() {
-        #expect(policy.speechGeneration(tier: .paid, generationsToday: 49, voiceMessagesThisMonth: 5_000) == .allowed)
-        #expect(policy.speechGeneration(tier: .paid, generationsToday: 50, voiceMessagesThisMonth: 0) == .dailyGenerationsExhausted)
-        #expect(
-            VoiceUsagePolicy(dailyGenerationsPerUser: 0).speechGeneration(tier: .paid, generationsToday: 0, voiceMessagesThisMonth: 0)
-                == .dailyGenerationsExhausted)
+    @Test("monthly voice messages: 100 on the free tier, unlimited when paid; the PRD's texts")
+    func limits() {
+        #expect(policy.dailyGenerationsPerUser == 50)
+        #expect(policy.monthlyVoiceMessageLimit(tier: .free) == 100)
+        #expect(policy.monthlyVoiceMessageLimit(tier: .paid) == nil)
+        #expect(VoiceUsagePolicy.overQuotaMessage(limit: 100) == "You've reached your monthly voice limit (100 messages). Upgrade for unlimited.")
+        #expect(VoiceUsagePolicy.dailyLimitMessage(limit: 50).contains("50 voice generations"))
     }
 
-    @Test("monthly voice messages: 100 on the free tier, unlimited when paid, reported before the daily limit")
-    func monthly() {
-        #expect(policy.voiceMessage(tier: .free, voiceMessagesThisMonth: 99) == .allowed)
-        #expect(policy.voiceMessage(tier: .free, voiceMessagesThisMonth: 100) == .monthlyVoiceMessagesExhausted(limit: 100))
-        #expect(policy.voiceMessage(tier: .paid, voiceMessagesThisMonth: 100_000) == .allowed)
-        #expect(policy.speechGeneration(tier: .free, generationsToday: 50, voiceMessagesThisMonth: 100) == .monthlyVoiceMessagesExhausted(limit: 100))
-    }
-
-    @Test("the PRD's over-quota text, with the configured limit")
-    func messages() {
-        #expect(
-            VoiceUsageDecision.monthlyVoiceMessagesExhausted(limit: 100).message
-                == "You've reached your monthly voice limit (100 messages). Upgrade for unlimited.")
-        #expect(VoiceUsagePolicy.overQuotaMessage(limit: 40) == "You've reached your monthly voice limit (40 messages). Upgrade for unlimited.")
-        #expect(VoiceUsageDecision.allowed.message == nil)
-        #expect(VoiceUsageDecision.dailyGenerationsExhausted.message?.isEmpty == false)
-    }
-
-    @Test("spend budget: spent + estimate within both limits; monthly reported first")
-    func budget() {
-        let budget = SpendBudget(dailyLimitMicrodollars: 10_000_000, monthlyLimitMicrodollars: 200_000_000)
-        #expect(
-            budget.decide(spentTodayMicrodollars: 9_000_000, spentThisMonthMicrodollars: 50_000_000, estimatedCostMicrodollars: 1_000_000) == .allowed
-        )
-        #expect(
-            budget.decide(spentTodayMicrodollars: 9_000_001, spentThisMonthMicrodollars: 50_000_000, estimatedCostMicrodollars: 1_000_000)
-                == .exceeded(.daily))
-        #expect(
-            budget.decide(spentTodayMicrodollars: 0, spentThisMonthMicrodollars: 199_999_999, estimatedCostMicrodollars: 2) == .exceeded(.monthly))
-        #expect(
-            budget.decide(spentTodayMicrodollars: 20_000_000, spentThisMonthMicrodollars: 300_000_000, estimatedCostMicrodollars: 0)
-                == .exceeded(.monthly))
+    @Test("counter keys and budget periods are UTC days and months")
+    func periods() {
+        // 2026-11-30 23:30 UTC is still November in UTC (it is December 1 in Tokyo).
+        let late = Date(timeIntervalSince1970: 1_796_081_400)
+        #expect(VoiceUsagePolicy.dailyGenerationsKey(at: late) == "speech:2026-11-30")
+        #expect(VoiceUsagePolicy.monthlyVoiceMessagesKey(at: late) == "voice_messages:2026-11")
+        #expect(VoiceUsagePolicy.period(late.addingTimeInterval(3_600), monthly: true) == "2026-12")
     }
 
     @Test("price table: defaults from the research notes, rounded up to micro-dollars, unknown models at the highest price")

@@ -304,6 +304,33 @@ struct MessagingTests {
         }
     }
 
+    @Test("the free tier's monthly voice messages: the PRD's over-quota text; retries are not charged", arguments: TestDatabase.all)
+    func monthlyVoiceLimit(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database, environment: ["CHORUS_VOICE_FREE_MONTHLY_MESSAGES": "1"]) { server in
+            let alice = try await Self.person(server, name: "alice")
+            let bob = try await Self.person(server, name: "bob")
+            let conversation = try await server.request(
+                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
+            ).decode(ConversationDTO.self)
+            func voice(_ clientID: String) async throws -> TestServer.Reply {
+                let recording = SandboxAudioFiles.speechWAV(text: "Message \(clientID).", voice: "alice")
+                let audio = try await server.request(.POST, "/audio", token: alice.token, body: recording, headers: [("Content-Type", "audio/wav")])
+                    .decode(AudioUploadResponse.self)
+                return try await server.request(
+                    .POST, "/conversations/\(conversation.id)/messages", token: alice.token,
+                    json: SendMessageRequest(clientMessageID: clientID, sendMode: "audio", audioID: audio.audioID))
+            }
+            #expect(try await voice("v1").status == 201)
+            let over = try await voice("v2")
+            #expect(over.status == 402)
+            #expect(over.detail == "You've reached your monthly voice limit (1 messages). Upgrade for unlimited.")
+            // Text messages are not voice messages; the refused one was not created.
+            _ = try await Self.send(server, alice, to: conversation.id, text: "Still typing is fine")
+            let page = try await server.request(.GET, "/conversations/\(conversation.id)/messages", token: bob.token).decode(MessagesPage.self)
+            #expect(page.messages.map(\.clientMessageID) == [page.messages[0].clientMessageID, "v1"])
+        }
+    }
+
     @Test("typing and presence reach co-members; a non-member cannot type into a conversation")
     func typingAndPresence() async throws {
         try await TestServer.run(on: .sqlite) { server in

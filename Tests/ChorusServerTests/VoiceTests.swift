@@ -178,7 +178,7 @@ struct VoiceTests {
             let conversation = try await server.request(
                 .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
             ).decode(ConversationDTO.self)
-            // 15 micro-dollars per character: 20 characters fit in 500, the next 40 do not.
+            // gpt-4o-mini-tts at $17 per 1M characters: 20 characters (340 micro-dollars) fit in 500, the next 46 do not.
             let small = try await MessagingTests.send(server, alice, to: conversation.id, text: "Twenty characters!!!")
             let large = try await MessagingTests.send(
                 server, alice, to: conversation.id, text: String(repeating: "Forty characters here. ", count: 2))

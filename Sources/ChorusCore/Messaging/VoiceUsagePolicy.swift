@@ -8,27 +8,10 @@ public enum VoiceTier: String, Sendable, Equatable, Hashable, CaseIterable, Coda
     case paid
 }
 
-/// Whether one more voice action may go ahead for a user.
-public enum VoiceUsageDecision: Sendable, Equatable {
-    case allowed
-    /// The user's speech generations for today are used up (cached audio still plays).
-    case dailyGenerationsExhausted
-    /// The free tier's monthly voice messages are used up.
-    case monthlyVoiceMessagesExhausted(limit: Int)
-
-    /// The text for the user, or `nil` when allowed.
-    public var message: String? {
-        switch self {
-        case .allowed: nil
-        case .dailyGenerationsExhausted: "You've reached today's voice playback limit. Try again tomorrow."
-        case .monthlyVoiceMessagesExhausted(let limit): VoiceUsagePolicy.overQuotaMessage(limit: limit)
-        }
-    }
-}
-
 /// Per-user voice limits (issue 6: 50 speech generations a day; 100 voice messages a month on the free tier).
 ///
-/// A pure decision on counts the caller has read (and will increment atomically when it goes ahead).
+/// The limits and their texts; the server charges them with one conditional statement each (never a read followed by
+/// a write), keyed by the periods below.
 public struct VoiceUsagePolicy: Sendable, Equatable {
     public var dailyGenerationsPerUser: Int
     public var freeMonthlyVoiceMessages: Int
@@ -38,59 +21,33 @@ public struct VoiceUsagePolicy: Sendable, Equatable {
         self.freeMonthlyVoiceMessages = freeMonthlyVoiceMessages
     }
 
+    /// The monthly voice-message limit of a tier; `nil` is unlimited.
+    public func monthlyVoiceMessageLimit(tier: VoiceTier) -> Int? {
+        tier == .free ? freeMonthlyVoiceMessages : nil
+    }
+
     /// The PRD's over-quota text (Appendix B), with the limit filled in.
     public static func overQuotaMessage(limit: Int) -> String {
         "You've reached your monthly voice limit (\(limit) messages). Upgrade for unlimited."
     }
 
-    /// May the user generate one more piece of speech (a cache miss)? The monthly limit is reported first: upgrading
-    /// lifts it, while the daily limit only passes with time.
-    public func speechGeneration(tier: VoiceTier, generationsToday: Int, voiceMessagesThisMonth: Int) -> VoiceUsageDecision {
-        let monthly = voiceMessage(tier: tier, voiceMessagesThisMonth: voiceMessagesThisMonth)
-        guard monthly == .allowed else { return monthly }
-        return generationsToday < dailyGenerationsPerUser ? .allowed : .dailyGenerationsExhausted
+    /// The text when a user's speech generations for the day are used up.
+    public static func dailyLimitMessage(limit: Int) -> String {
+        "You've reached today's limit of \(limit) voice generations. Cached audio still plays; try again tomorrow."
     }
 
-    /// May the user send (or hear generated) one more voice message this month?
-    public func voiceMessage(tier: VoiceTier, voiceMessagesThisMonth: Int) -> VoiceUsageDecision {
-        guard tier == .free, voiceMessagesThisMonth >= freeMonthlyVoiceMessages else { return .allowed }
-        return .monthlyVoiceMessagesExhausted(limit: freeMonthlyVoiceMessages)
-    }
-}
+    /// The counter key of a day's speech generations (`speech:2026-11-23`) and a month's voice messages
+    /// (`voice_messages:2026-11`), in UTC.
+    public static func dailyGenerationsKey(at date: Date) -> String { "speech:" + period(date, monthly: false) }
+    public static func monthlyVoiceMessagesKey(at date: Date) -> String { "voice_messages:" + period(date, monthly: true) }
 
-/// Which budget period ran out.
-public enum SpendPeriod: String, Sendable, Equatable, Hashable, Codable {
-    case daily, monthly
-}
-
-/// Whether a paid provider call fits the budget.
-public enum SpendDecision: Sendable, Equatable {
-    case allowed
-    case exceeded(SpendPeriod)
-}
-
-/// The spend budget across all users (issue 6): generation stops when a call would take the day's or the month's
-/// spend past its limit. Amounts are micro-dollars (1 USD = 1,000,000), fine enough for a 50-character message.
-public struct SpendBudget: Sendable, Equatable {
-    public var dailyLimitMicrodollars: Int64
-    public var monthlyLimitMicrodollars: Int64
-
-    public init(dailyLimitMicrodollars: Int64, monthlyLimitMicrodollars: Int64) {
-        self.dailyLimitMicrodollars = dailyLimitMicrodollars
-        self.monthlyLimitMicrodollars = monthlyLimitMicrodollars
-    }
-
-    /// Allowed when spent + estimate stays within both limits; the monthly period is reported when both are exceeded
-    /// (it lasts longer).
-    public func decide(
-        spentTodayMicrodollars: Int64, spentThisMonthMicrodollars: Int64, estimatedCostMicrodollars: Int64
-    )
-        -> SpendDecision
-    {
-        let cost = max(0, estimatedCostMicrodollars)
-        if spentThisMonthMicrodollars + cost > monthlyLimitMicrodollars { return .exceeded(.monthly) }
-        if spentTodayMicrodollars + cost > dailyLimitMicrodollars { return .exceeded(.daily) }
-        return .allowed
+    /// `2026-11-23` or `2026-11` (UTC): the periods of counters and spend budgets.
+    public static func period(_ date: Date, monthly: Bool) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        let month = String(format: "%04d-%02d", parts.year ?? 0, parts.month ?? 0)
+        return monthly ? month : month + String(format: "-%02d", parts.day ?? 0)
     }
 }
 

@@ -100,10 +100,6 @@ public struct ChorusConfiguration: Sendable {
         /// Spend budgets across all users, micro-dollars per UTC day and month; generation stops when reached.
         public var dailyBudgetMicrodollars: Int64
         public var monthlyBudgetMicrodollars: Int64
-        /// Prices used to estimate spend: micro-dollars per character of speech (cloned and default voices) and per
-        /// second of transcription.
-        public var clonedSpeechMicrodollarsPerCharacter: Int64
-        public var defaultSpeechMicrodollarsPerCharacter: Int64
         /// Seconds between sweeps deleting expired recordings.
         public var retentionSweepInterval: TimeInterval
     }
@@ -207,7 +203,7 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_VOICE_AUDIO_URL_TTL", "CHORUS_VOICE_TTS_MODEL", "CHORUS_VOICE_DEFAULT_VOICE", "CHORUS_VOICE_NARRATOR_VOICE",
         "CHORUS_ELEVENLABS_API_KEY", "CHORUS_ELEVENLABS_BASE_URL", "CHORUS_ELEVENLABS_MODEL", "CHORUS_VOICE_DAILY_GENERATIONS",
         "CHORUS_VOICE_FREE_MONTHLY_MESSAGES", "CHORUS_VOICE_DAILY_BUDGET_USD", "CHORUS_VOICE_MONTHLY_BUDGET_USD",
-        "CHORUS_VOICE_CLONED_USD_PER_1K_CHARS", "CHORUS_VOICE_DEFAULT_USD_PER_1K_CHARS", "CHORUS_VOICE_RETENTION_SWEEP_SECONDS",
+        "CHORUS_VOICE_RETENTION_SWEEP_SECONDS",
     ]
 
     /// Sandbox providers are in use (no live Twilio account configured).
@@ -319,12 +315,6 @@ public struct ChorusConfiguration: Sendable {
             freeMonthlyVoiceMessages: reader.value("CHORUS_VOICE_FREE_MONTHLY_MESSAGES", default: 100) { Int($0).flatMap { $0 >= 0 ? $0 : nil } },
             dailyBudgetMicrodollars: reader.value("CHORUS_VOICE_DAILY_BUDGET_USD", default: 50_000_000) { microdollars($0) },
             monthlyBudgetMicrodollars: reader.value("CHORUS_VOICE_MONTHLY_BUDGET_USD", default: 1_000_000_000) { microdollars($0) },
-            clonedSpeechMicrodollarsPerCharacter: reader.value("CHORUS_VOICE_CLONED_USD_PER_1K_CHARS", default: 120) {
-                microdollars($0).map { $0 / 1_000 }
-            },
-            defaultSpeechMicrodollarsPerCharacter: reader.value("CHORUS_VOICE_DEFAULT_USD_PER_1K_CHARS", default: 15) {
-                microdollars($0).map { $0 / 1_000 }
-            },
             retentionSweepInterval: reader.value("CHORUS_VOICE_RETENTION_SWEEP_SECONDS", default: 3_600) {
                 TimeInterval($0).flatMap { $0 >= 1 && $0 <= 86_400 ? $0 : nil }
             }

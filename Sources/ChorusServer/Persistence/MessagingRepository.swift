@@ -87,6 +87,13 @@ struct NewMessage: Sendable {
     var urgent: Bool
     var urgentReasons: [String]
     var createdAt: Date
+    /// A voice message of a capped account: the monthly counter and its limit, charged only when the message is new.
+    var voiceQuota: (key: String, limit: Int)?
+}
+
+/// The monthly voice-message limit refused a new voice message (the transaction was rolled back).
+struct VoiceQuotaExceeded: Error, Equatable {
+    var limit: Int
 }
 
 enum SendMessageOutcome: Sendable, Equatable {
@@ -404,6 +411,9 @@ extension ChorusStore {
                     let message = try await tx.message(id: existing.string("id"), viewer: new.senderID)
                 else { return .clientIDReused }
                 return .duplicate(message)
+            }
+            if let quota = new.voiceQuota, try await !tx.chargeVoiceUsage(userID: new.senderID, key: quota.key, limit: quota.limit) {
+                throw VoiceQuotaExceeded(limit: quota.limit)
             }
             try await tx.sql.raw(
                 """

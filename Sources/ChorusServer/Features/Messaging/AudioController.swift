@@ -86,7 +86,7 @@ struct AudioController: RouteCollection {
         let record = AudioRecord(
             id: id, ownerID: user.id, blobKey: key.rawValue, format: info.format.rawValue, contentType: info.format.mimeType,
             sizeBytes: Int(size), durationMs: Int((info.durationSeconds * 1000).rounded()), longForm: longForm, createdAt: now,
-            expiresAt: now.addingTimeInterval(TimeInterval(profile.retentionDays) * 86_400), transcript: nil, transcriptConfidence: nil,
+            expiresAt: Self.expiry(now: now, retentionDays: profile.retentionDays), transcript: nil, transcriptConfidence: nil,
             transcriptLabel: nil, transcriptLanguage: nil)
         do {
             try await req.store.insertAudio(record)
@@ -121,6 +121,14 @@ struct AudioController: RouteCollection {
             try await pool.runIfActive { try handle.write(contentsOf: data) }
         }
         return size
+    }
+
+    /// When a recording made now expires (starred messages are spared by the retention sweep, not here).
+    static func expiry(now: Date, retentionDays: Int) -> Date? {
+        switch RetentionPolicy.expiry(sentAt: now, retentionDays: retentionDays, starred: false) {
+        case .never: nil
+        case .at(let date): date
+        }
     }
 
     static func dto(_ record: AudioRecord) -> AudioUploadResponse {

@@ -252,11 +252,20 @@ struct ConversationsController: RouteCollection {
         var reasons = urgency.categories.map(\.rawValue).sorted()
         if body.urgent == true { reasons.append("sender") }
         let urgent = body.urgent ?? urgency.isUrgent
-        let outcome = try await req.store.sendMessage(
-            NewMessage(
-                id: UUID().uuidString.lowercased(), conversationID: conversation.id, senderID: user.id, clientMessageID: clientID,
-                sendMode: body.sendMode, content: text, audio: audio, urgent: urgent, urgentReasons: urgent ? reasons : [],
-                createdAt: services.now()))
+        var voiceQuota: (key: String, limit: Int)?
+        if audio != nil, let limit = try await voiceMessageLimit(userID: user.id, store: req.store) {
+            voiceQuota = (VoiceUsagePolicy.monthlyVoiceMessagesKey(at: services.now()), limit)
+        }
+        let outcome: SendMessageOutcome
+        do {
+            outcome = try await req.store.sendMessage(
+                NewMessage(
+                    id: UUID().uuidString.lowercased(), conversationID: conversation.id, senderID: user.id, clientMessageID: clientID,
+                    sendMode: body.sendMode, content: text, audio: audio, urgent: urgent, urgentReasons: urgent ? reasons : [],
+                    createdAt: services.now(), voiceQuota: voiceQuota))
+        } catch let exceeded as VoiceQuotaExceeded {
+            throw APIError.detail(.paymentRequired, VoiceUsagePolicy.overQuotaMessage(limit: exceeded.limit))
+        }
         let now = services.now()
         switch outcome {
         case .duplicate(let message):
@@ -272,6 +281,16 @@ struct ConversationsController: RouteCollection {
             await publish(message, type: "message.created", to: conversation.members.map(\.userID), now: now)
             return try req.json(messageDTO(message, now: now), status: .created)
         }
+    }
+
+    /// The monthly voice-message limit of the user's tier: capped without a paid plan, unlimited with one.
+    private func voiceMessageLimit(userID: String, store: ChorusStore) async throws -> Int? {
+        let account = try await CallPlacement(services: services, store: store, logger: Logger(label: "chorus.messaging")).account(userID: userID)
+        let tier: VoiceTier = services.policy.position(of: account, at: services.now()).plan == nil ? .free : .paid
+        return VoiceUsagePolicy(
+            dailyGenerationsPerUser: services.configuration.voiceMessages.dailyGenerationsPerUser,
+            freeMonthlyVoiceMessages: services.configuration.voiceMessages.freeMonthlyVoiceMessages
+        ).monthlyVoiceMessageLimit(tier: tier)
     }
 
     /// Sends `type` with the message to the members (each gets the same view; per-member fields such as `starred`

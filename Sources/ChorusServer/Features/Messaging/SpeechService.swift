@@ -16,7 +16,6 @@ struct SpeechPlan: Sendable {
     /// The account whose cloned voice speaks (erasing that account's voice data erases this speech).
     var voiceOwnerID: String?
     var provider: String
-    var microdollarsPerCharacter: Int64
 
     var key: SpeechCacheKey {
         var settings: [String: SpeechSettingValue] = [:]
@@ -92,17 +91,13 @@ final class SpeechService: Sendable {
         -> SpeechCacheEntry
     {
         let now = clock()
-        let day = Self.period(now, monthly: false)
-        let usageKey = "speech:\(day)"
+        let usageKey = VoiceUsagePolicy.dailyGenerationsKey(at: now)
         guard try await store.chargeVoiceUsage(userID: requester, key: usageKey, limit: settings.dailyGenerationsPerUser) else {
             try await store.abandonSpeech(key: key)
-            throw APIError.detail(
-                .tooManyRequests,
-                "You've reached today's limit of \(settings.dailyGenerationsPerUser) voice generations. Cached audio still plays; try again tomorrow."
-            )
+            throw APIError.detail(.tooManyRequests, VoiceUsagePolicy.dailyLimitMessage(limit: settings.dailyGenerationsPerUser))
         }
-        let cost = Int64(TextChunker.length(plan.text)) * plan.microdollarsPerCharacter
-        let periods = ["day:\(day)", "month:\(Self.period(now, monthly: true))"]
+        let cost = VoicePriceTable.standard.speechCostMicrodollars(model: plan.template.model, characters: TextChunker.length(plan.text))
+        let periods = ["day:" + VoiceUsagePolicy.period(now, monthly: false), "month:" + VoiceUsagePolicy.period(now, monthly: true)]
         if let exceeded = try await store.reserveSpend(
             cost, budgets: [(periods[0], settings.dailyBudgetMicrodollars), (periods[1], settings.monthlyBudgetMicrodollars)])
         {
@@ -155,13 +150,6 @@ final class SpeechService: Sendable {
             return try WAVSplicer.splice(clips, gapMs: 0).wav
         }
         return joined
-    }
-
-    /// `2026-11-23` or `2026-11` (UTC).
-    static func period(_ date: Date, monthly: Bool) -> String {
-        let parts = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: date)
-        let month = String(format: "%04d-%02d", parts.year ?? 0, parts.month ?? 0)
-        return monthly ? month : month + String(format: "-%02d", parts.day ?? 0)
     }
 }
 

@@ -22,9 +22,6 @@ struct VoiceController: RouteCollection {
     static let consentStatement =
         "I confirm this recording is my own voice, and I agree that Chorus creates a synthetic copy of it, used only to read my "
         + "messages aloud to the members of my conversations, until I delete it."
-    /// The minimum age for voice cloning.
-    static let cloningMinimumAge = 18
-    static let sampleSeconds: ClosedRange<Double> = 30...180
     static let previewText = "Hi! This is how my messages will sound when you play them."
 
     func boot(routes: any RoutesBuilder) throws {
@@ -45,10 +42,10 @@ struct VoiceController: RouteCollection {
         let body = try req.decodeJSON(CreateVoiceProfileRequest.self)
         let now = services.now()
         let account = try await VoicePrivacy.requireVoiceAllowed(userID: user.id, store: req.store, now: now)
-        guard let birthYear = account.birthYear else {
+        guard account.birthYear != nil else {
             throw APIError.detail(.forbidden, "Add your birth year (PUT /me/profile): voice cloning is for adults (18+) only")
         }
-        guard VoicePrivacy.age(birthYear: birthYear, now: now) >= Self.cloningMinimumAge else {
+        guard VoiceDataPolicy.canCloneVoice(birthYear: account.birthYear, now: now) else {
             throw APIError.detail(.forbidden, "Voice cloning is for adults (18+) only; your messages use your default voice")
         }
         var validator = FieldValidator()
@@ -59,10 +56,10 @@ struct VoiceController: RouteCollection {
         guard let sample = try await req.store.audio(id: body.audioID), sample.ownerID == user.id,
             let key = BlobKey(rawValue: sample.blobKey)
         else { throw APIError.invalid("audio_id", "No recording of yours has this id") }
-        let seconds = Double(sample.durationMs) / 1000
-        guard Self.sampleSeconds.contains(seconds) else {
-            throw APIError.invalid(
-                "audio_id", "The voice sample must be 30 seconds to 3 minutes long; this one is \(AudioController.describe(seconds: seconds))")
+        do {
+            try VoiceDataPolicy.checkCloningSample(durationSeconds: Double(sample.durationMs) / 1000)
+        } catch {
+            throw APIError.invalid("audio_id", "The voice sample must be 30 seconds to 3 minutes long. \(error.message)")
         }
         guard let audio = try await messaging.blobs.data(key, limit: services.configuration.voiceMessages.maxUploadBytes + 1) else {
             throw APIError.invalid("audio_id", "No recording of yours has this id")
@@ -148,13 +145,12 @@ struct VoiceController: RouteCollection {
                 text: text, synthesizer: messaging.clonedSpeech,
                 template: SpeechRequest(
                     text: text, voiceID: profile.providerVoiceID, model: settings.cloneSpeechModel, format: .mp3, stability: 0.5,
-                    similarityBoost: 0.75), voiceKind: "cloned", voiceOwnerID: speakerID, provider: messaging.cloneProvider,
-                microdollarsPerCharacter: settings.clonedSpeechMicrodollarsPerCharacter)
+                    similarityBoost: 0.75), voiceKind: "cloned", voiceOwnerID: speakerID, provider: messaging.cloneProvider)
         }
         return SpeechPlan(
             text: text, synthesizer: messaging.defaultSpeech,
             template: SpeechRequest(text: text, voiceID: account.defaultVoice ?? settings.defaultVoice, model: settings.speechModel, format: .mp3),
-            voiceKind: "default", voiceOwnerID: nil, provider: "openai", microdollarsPerCharacter: settings.defaultSpeechMicrodollarsPerCharacter)
+            voiceKind: "default", voiceOwnerID: nil, provider: "openai")
     }
 
     @Sendable

@@ -5,26 +5,18 @@ import Foundation
 import Logging
 import Vapor
 
-/// Who may use voice features: not accounts that opted out, and never children under 13 (COPPA).
+/// Who may use voice features: not accounts that opted out, and never children under 13 (COPPA, ``VoiceDataPolicy``).
 enum VoicePrivacy {
-    /// The youngest age whose voice data may be stored.
-    static let minimumAge = 13
-
     /// The profile of an account allowed to store voice data, or 403 with the reason.
     static func requireVoiceAllowed(userID: String, store: ChorusStore, now: Date) async throws -> MessagingProfileRecord {
         guard let profile = try await store.messagingProfile(userID: userID) else { throw APIError.notAuthenticated }
         guard profile.voiceEnabled else {
             throw APIError.detail(.forbidden, "Voice features are turned off for this account (PUT /me/profile to turn them on)")
         }
-        if let birthYear = profile.birthYear, age(birthYear: birthYear, now: now) < minimumAge {
+        guard VoiceDataPolicy.mayStoreVoiceData(birthYear: profile.birthYear, now: now) else {
             throw APIError.detail(.forbidden, "Voice features are not available for accounts of children under 13")
         }
         return profile
-    }
-
-    /// The lowest age a person born in `birthYear` can have at `now` (their birthday may not have come yet).
-    static func age(birthYear: Int, now: Date) -> Int {
-        Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: now).year.map { $0 - birthYear - 1 } ?? 0
     }
 }
 
