@@ -347,6 +347,74 @@ struct SandboxOpenAITests {
         }
     }
 
+    @Test func everyTranscriptionFormatHasTheAPIsShape() async throws {
+        try await withOpenAI { harness in
+            let text = "Pick up Sam at noon. Then we go home."
+            let audio = SandboxAudioFiles.speechWAV(text: text, voice: "verse")
+            func post(_ fields: [(String, String)]) async throws -> (status: Int, contentType: String, body: String) {
+                var form = MultipartFormData()
+                form.append(name: "file", filename: "clip.wav", contentType: "audio/wav", data: audio)
+                for (name, value) in fields { form.append(name: name, value: value) }
+                var request = HTTPClientRequest(url: harness.apiURL.absoluteString + "/audio/transcriptions")
+                request.method = .POST
+                request.headers.add(name: "Authorization", value: "Bearer \(OpenAIHarness.apiKey)")
+                request.headers.add(name: "Content-Type", value: form.contentType)
+                request.body = .bytes(ByteBuffer(data: form.encoded()))
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+                let body = try await response.body.collect(upTo: 1 << 20)
+                return (Int(response.status.code), response.headers.first(name: "Content-Type") ?? "", String(buffer: body))
+            }
+
+            let verbose = try await post([("model", "whisper-1"), ("response_format", "verbose_json"), ("timestamp_granularities[]", "word")])
+            #expect(verbose.status == 200)
+            let json = try TestJSON.parse(verbose.body)
+            #expect(json["task"] == .string("transcribe") && json["language"] == .string("english") && json["text"] == .string(text))
+            #expect(json["segments"] == nil, "only the granularities asked for")
+            guard case .array(let words)? = json["words"] else { throw TestFailure("no words") }
+            #expect(words.count == 9 && words.first?["word"] == .string("Pick"))
+            let segmented = try TestJSON.parse(
+                try await post([("model", "whisper-1"), ("response_format", "verbose_json"), ("language", "de")]).body)
+            #expect(segmented["language"] == .string("german"))
+            guard case .array(let segments)? = segmented["segments"], let first = segments.first else { throw TestFailure("no segments") }
+            #expect(segments.count == 2)
+            for key in ["id", "seek", "start", "end", "text", "tokens", "temperature", "avg_logprob", "compression_ratio", "no_speech_prob"] {
+                #expect(first[key] != nil, "segment member \(key)")
+            }
+            #expect(first["text"] == .string(" Pick up Sam at noon."))
+            #expect(segmented["usage"]?["type"] == .string("duration"))
+
+            let plain = try await post([("model", "whisper-1"), ("response_format", "text")])
+            #expect(plain.body == text + "\n" && plain.contentType.hasPrefix("text/plain"))
+            let srt = try await post([("model", "whisper-1"), ("response_format", "srt")]).body
+            #expect(srt.hasPrefix("1\n00:00:00,000 --> 00:00:0"))
+            #expect(srt.contains("\nPick up Sam at noon.\n\n2\n"))
+            let vtt = try await post([("model", "whisper-1"), ("response_format", "vtt")])
+            #expect(vtt.body.hasPrefix("WEBVTT\n\n00:00:00.000 --> ") && vtt.contentType.hasPrefix("text/vtt"))
+            let diarized = try TestJSON.parse(
+                try await post([("model", "gpt-4o-transcribe-diarize"), ("response_format", "diarized_json")]).body)
+            guard case .array(let speakers)? = diarized["segments"] else { throw TestFailure("no diarized segments") }
+            #expect(speakers.first?["type"] == .string("transcript.text.segment") && speakers.first?["speaker"] == .string("A"))
+            #expect(speakers.first?["id"] == .string("seg_001"))
+
+            let refusals: [([(String, String)], String)] = [
+                ([("model", "gpt-4o-transcribe"), ("response_format", "verbose_json")], "is not compatible with model 'gpt-4o-transcribe'"),
+                ([("model", "whisper-1"), ("include[]", "logprobs")], "logprobs are only supported"),
+                (
+                    [("model", "whisper-1"), ("response_format", "json"), ("timestamp_granularities[]", "segment")],
+                    "requires response_format 'verbose_json'"
+                ),
+                ([("response_format", "json")], "you must provide a model parameter"),
+            ]
+            for (fields, message) in refusals {
+                let refused = try await post(fields)
+                #expect(refused.status == 400)
+                let error = try TestJSON.parse(refused.body)["error"]
+                #expect(error?["type"] == .string("invalid_request_error"))
+                if case .string(let text)? = error?["message"] { #expect(text.contains(message), "\(text)") } else { Issue.record("no message") }
+            }
+        }
+    }
+
     @Test func uploadsOverTheAPILimitGetThe413() async throws {
         try await withOpenAI { harness in
             let audio = Data(count: SandboxOpenAI.maxUploadBytes)
@@ -751,4 +819,11 @@ struct SandboxOpenAITests {
         #expect(SandboxAudioFiles.embeddedText(in: mp4) == nil)
         #expect(SandboxAudioFiles.durationSeconds(of: Data("not audio".utf8)) == nil)
     }
+}
+
+/// A test precondition that did not hold.
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) { self.description = description }
 }
