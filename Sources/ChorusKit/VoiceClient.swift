@@ -155,21 +155,24 @@ public struct VoiceClient: Sendable {
     /// Opens the realtime connection (`GET /ws`) and returns once the server has registered it: every event from
     /// then on is delivered through ``MessagingConnection/events``.
     ///
-    /// An access token the server refuses is renewed once, as for other requests.
+    /// The WebSocket is opened by the client's transport when it is also a ``WebSocketTransport`` (as
+    /// ``URLSessionTransport`` is), else by a `URLSession.shared` ``URLSessionTransport``. An access token the server
+    /// refuses is renewed once, as for other requests.
     ///
     /// - Throws: ``ChorusError/signedOut`` when there is no session or the server ended it;
-    ///   ``ChorusError/network(_:)`` when the server cannot be reached or does not answer within the client's
-    ///   ``ChorusClientOptions/timeout``; `CancellationError` when cancelled.
+    ///   ``ChorusError/network(_:)`` when the server cannot be reached, does not answer within the client's
+    ///   ``ChorusClientOptions/timeout``, or the platform has no WebSocket support (`URLSessionWebSocketTask` on Linux
+    ///   needs a libcurl built with WebSockets, 7.86 or newer); `CancellationError` when cancelled.
     public func connect() async throws -> MessagingConnection {
         guard let tokens = try await session.tokenStore.load() else { throw ChorusError.signedOut }
         do {
             return try await open(accessToken: tokens.accessToken)
-        } catch RealtimeHandshakeError.refused(status: 401) {
+        } catch let refusal as WebSocketRefused where refusal.status == 401 {
             try await session.refreshNow()
             guard let renewed = try await session.tokenStore.load() else { throw ChorusError.signedOut }
             do {
                 return try await open(accessToken: renewed.accessToken)
-            } catch RealtimeHandshakeError.refused(status: 401) {
+            } catch let refusal as WebSocketRefused where refusal.status == 401 {
                 try await session.tokenStore.clear(ifHolding: renewed)  // a fresh token refused: the session is gone
                 throw ChorusError.signedOut
             }
@@ -178,6 +181,8 @@ public struct VoiceClient: Sendable {
 
     /// One connection attempt: the upgrade, then a ping answered by a pong. Events arriving before the pong are kept
     /// for the connection to deliver first.
+    ///
+    /// - Throws: ``WebSocketRefused`` for a 401 (to refresh and try again), ``ChorusError`` for the rest.
     private func open(accessToken: String) async throws -> MessagingConnection {
         guard var components = URLComponents(url: session.baseURL.appendingPathComponent("ws"), resolvingAgainstBaseURL: false) else {
             throw ChorusError.network(URLError(.badURL))
@@ -187,58 +192,60 @@ public struct VoiceClient: Sendable {
         var request = URLRequest(url: url, timeoutInterval: session.options.timeout)
         request.setValue("Bearer \(accessToken)", forHTTPHeaderField: "Authorization")
         request.setValue("mobile", forHTTPHeaderField: "X-App-Type")
-        let urlSession = (session.transport as? URLSessionTransport)?.session ?? .shared
-        let socket = urlSession.webSocketTask(with: request)
-        socket.resume()
+        let transport = (session.transport as? any WebSocketTransport) ?? URLSessionTransport()
 
-        let early: [MessagingEvent]
+        var socket: (any WebSocketConnection)?
         do {
-            early = try await Self.handshake(socket, timeout: session.options.timeout)
+            let opened = try await transport.openWebSocket(request)
+            socket = opened
+            let early = try await Self.withTimeout(session.options.timeout, onTimeout: { opened.close() }) {
+                try await Self.handshake(opened)
+            }
+            return MessagingConnection(socket: opened, early: early, keepAlive: Self.keepAliveInterval)
         } catch {
-            socket.cancel(with: .goingAway, reason: nil)
+            socket?.close()
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
-            if let response = socket.response as? HTTPURLResponse, response.statusCode != 101 {
-                if response.statusCode == 401 { throw RealtimeHandshakeError.refused(status: 401) }
-                throw ChorusError.from(status: response.statusCode, body: Data(), response: response)
+            if let refusal = error as? WebSocketRefused {
+                if refusal.status == 401 { throw refusal }
+                guard let response = HTTPURLResponse(url: url, statusCode: refusal.status, httpVersion: nil, headerFields: nil) else {
+                    throw ChorusError.api(status: refusal.status, detail: HTTPURLResponse.localizedString(forStatusCode: refusal.status))
+                }
+                throw ChorusError.from(status: refusal.status, body: Data(), response: response)
             }
             if let chorusError = error as? ChorusError { throw chorusError }
             throw ChorusError.network(error)
         }
-        return MessagingConnection(socket: socket, early: early, keepAlive: Self.keepAliveInterval)
     }
 
-    /// Sends a ping and reads frames until its pong, within `timeout` seconds.
-    private static func handshake(_ socket: URLSessionWebSocketTask, timeout: TimeInterval) async throws -> [MessagingEvent] {
-        try await withThrowingTaskGroup(of: [MessagingEvent].self) { group in
+    /// Sends a ping and reads messages until its pong; returns the events received before it.
+    private static func handshake(_ socket: any WebSocketConnection) async throws -> [MessagingEvent] {
+        try await socket.send(MessagingConnection.encode(RealtimeClientEventDTO(type: "ping")))
+        var early: [MessagingEvent] = []
+        while true {
+            guard let dto = MessagingConnection.decode(try await socket.receive()) else { continue }
+            if dto.type == "pong" { return early }
+            if let event = MessagingEvent(dto) { early.append(event) }
+        }
+    }
+
+    /// Runs `operation`, failing with ``ChorusError/network(_:)`` (timed out) after `timeout` seconds; `onTimeout`
+    /// (and cancellation) must make `operation` return, e.g. by closing its socket.
+    private static func withTimeout<T: Sendable>(
+        _ timeout: TimeInterval, onTimeout: @escaping @Sendable () -> Void, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: T.self) { group in
             group.addTask {
-                try await withTaskCancellationHandler {
-                    try await socket.send(.string(MessagingConnection.encode(RealtimeClientEventDTO(type: "ping"))))
-                    var early: [MessagingEvent] = []
-                    while true {
-                        let frame = try await socket.receive()
-                        guard let dto = MessagingConnection.decode(frame) else { continue }
-                        if dto.type == "pong" { return early }
-                        if let event = MessagingEvent(dto) { early.append(event) }
-                    }
-                } onCancel: {
-                    socket.cancel(with: .goingAway, reason: nil)
-                }
+                try await withTaskCancellationHandler(operation: operation, onCancel: onTimeout)
             }
             group.addTask {
                 try await Task.sleep(for: .seconds(timeout))
                 throw ChorusError.network(URLError(.timedOut))
             }
             defer { group.cancelAll() }
-            guard let early = try await group.next() else { throw ChorusError.network(URLError(.cannotConnectToHost)) }
-            return early
+            guard let result = try await group.next() else { throw ChorusError.network(URLError(.timedOut)) }
+            return result
         }
     }
-}
-
-/// Why a realtime connection attempt failed before it was open, when the caller reacts to it.
-private enum RealtimeHandshakeError: Error {
-    /// The server answered the upgrade with this status instead of 101.
-    case refused(status: Int)
 }
 
 /// An open realtime connection (`GET /ws`), from ``VoiceClient/connect()``: the events of the user's conversations,
@@ -250,32 +257,32 @@ private enum RealtimeHandshakeError: Error {
 public final class MessagingConnection: Sendable {
     /// The events, in the order the server sent them. Iterate it once (a single consumer).
     public let events: AsyncThrowingStream<MessagingEvent, any Error>
-    private let socket: URLSessionWebSocketTask
+    private let socket: any WebSocketConnection
     private let reader: Task<Void, Never>
     private let keepAlive: Task<Void, Never>
 
-    init(socket: URLSessionWebSocketTask, early: [MessagingEvent], keepAlive interval: Duration) {
+    init(socket: any WebSocketConnection, early: [MessagingEvent], keepAlive interval: Duration) {
         self.socket = socket
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: MessagingEvent.self)
         events = stream
         for event in early { continuation.yield(event) }
         let reader = Task {
             while true {
-                let frame: URLSessionWebSocketTask.Message
+                let message: WebSocketMessage
                 do {
-                    frame = try await socket.receive()
+                    message = try await socket.receive()
                 } catch {
                     if Task.isCancelled { continuation.finish() } else { continuation.finish(throwing: ChorusError.network(error)) }
                     return
                 }
-                if let dto = Self.decode(frame), let event = MessagingEvent(dto) { continuation.yield(event) }
+                if let dto = Self.decode(message), let event = MessagingEvent(dto) { continuation.yield(event) }
             }
         }
         let keepAlive = Task {
             let ping = Self.encode(RealtimeClientEventDTO(type: "ping"))
             while (try? await Task.sleep(for: interval)) != nil {
                 do {
-                    try await socket.send(.string(ping))
+                    try await socket.send(ping)
                 } catch {
                     return  // the reader sees the connection fail and ends the stream
                 }
@@ -286,7 +293,7 @@ public final class MessagingConnection: Sendable {
         continuation.onTermination = { _ in
             reader.cancel()
             keepAlive.cancel()
-            socket.cancel(with: .normalClosure, reason: nil)
+            socket.close()
         }
     }
 
@@ -301,7 +308,7 @@ public final class MessagingConnection: Sendable {
     /// - Throws: ``ChorusError/network(_:)`` when the connection is closed or dropped.
     public func sendTyping(in conversationID: String) async throws {
         do {
-            try await socket.send(.string(Self.encode(RealtimeClientEventDTO(type: "typing", conversationID: conversationID))))
+            try await socket.send(Self.encode(RealtimeClientEventDTO(type: "typing", conversationID: conversationID)))
         } catch {
             throw ChorusError.network(error)
         }
@@ -311,7 +318,7 @@ public final class MessagingConnection: Sendable {
     public func close() {
         reader.cancel()
         keepAlive.cancel()
-        socket.cancel(with: .normalClosure, reason: nil)
+        socket.close()
     }
 
     static func encode(_ event: RealtimeClientEventDTO) -> String {
@@ -319,14 +326,115 @@ public final class MessagingConnection: Sendable {
         String(decoding: (try? ChorusJSON.makeEncoder().encode(event)) ?? Data(), as: UTF8.self)
     }
 
-    /// The event of a frame; `nil` for a frame that is not an event (ignored, as an older SDK ignores newer frames).
-    static func decode(_ frame: URLSessionWebSocketTask.Message) -> RealtimeEventDTO? {
+    /// The event of a message; `nil` for a message that is not an event (ignored, as an older SDK ignores newer ones).
+    static func decode(_ message: WebSocketMessage) -> RealtimeEventDTO? {
         let data: Data
-        switch frame {
-        case .string(let text): data = Data(text.utf8)
+        switch message {
+        case .text(let text): data = Data(text.utf8)
         case .data(let bytes): data = bytes
-        @unknown default: return nil
         }
         return try? ChorusJSON.makeDecoder().decode(RealtimeEventDTO.self, from: data)
+    }
+}
+
+// MARK: - WebSocket transport
+
+/// A message received on a WebSocket.
+public enum WebSocketMessage: Sendable, Hashable {
+    /// A text message.
+    case text(String)
+    /// A binary message.
+    case data(Data)
+}
+
+/// A WebSocket opened by a ``WebSocketTransport``.
+public protocol WebSocketConnection: Sendable {
+    /// Sends a text message.
+    ///
+    /// - Throws: when the connection is closed or failed (``WebSocketRefused`` when the server refused the upgrade).
+    func send(_ text: String) async throws
+    /// The next message, waiting for it. Called by one task at a time.
+    ///
+    /// - Throws: once the connection is closed or failed (``WebSocketRefused`` when the server refused the upgrade).
+    func receive() async throws -> WebSocketMessage
+    /// Closes the connection; a pending ``receive()`` throws. Closing twice does nothing.
+    func close()
+}
+
+/// Opens the WebSockets of ``VoiceClient/connect()``. A ``ChorusClient``'s ``HTTPTransport`` that also conforms to it
+/// opens them too, so one object routes all of a client's traffic; ``URLSessionTransport`` does, with
+/// `URLSessionWebSocketTask`.
+///
+/// Implement it to use another WebSocket stack, e.g. on a platform whose `URLSession` has no WebSocket support.
+public protocol WebSocketTransport: Sendable {
+    /// Starts opening a WebSocket with `request` (a `ws` or `wss` URL and the headers to send with the upgrade),
+    /// giving up after the request's `timeoutInterval`.
+    ///
+    /// A server that answers the upgrade with an HTTP status instead of `101 Switching Protocols` is reported as
+    /// ``WebSocketRefused`` — here, or by the connection's first ``WebSocketConnection/send(_:)`` or
+    /// ``WebSocketConnection/receive()`` when the stack only learns it then.
+    func openWebSocket(_ request: URLRequest) async throws -> any WebSocketConnection
+}
+
+/// The server answered a WebSocket upgrade with an HTTP status instead of `101 Switching Protocols`, e.g. 401 for a
+/// refused access token.
+public struct WebSocketRefused: Error, Sendable, Hashable {
+    /// The HTTP status of the answer.
+    public var status: Int
+
+    /// - Parameter status: the HTTP status of the answer.
+    public init(status: Int) {
+        self.status = status
+    }
+}
+
+extension URLSessionTransport: WebSocketTransport {
+    /// Opens the WebSocket with a `URLSessionWebSocketTask` of ``session``; the upgrade happens in the background, and
+    /// its refusal surfaces from the first send or receive.
+    public func openWebSocket(_ request: URLRequest) async throws -> any WebSocketConnection {
+        let task = session.webSocketTask(with: request)
+        task.resume()
+        return URLSessionWebSocketConnection(task: task)
+    }
+}
+
+/// A `URLSessionWebSocketTask` as a ``WebSocketConnection``.
+private final class URLSessionWebSocketConnection: WebSocketConnection {
+    let task: URLSessionWebSocketTask
+
+    init(task: URLSessionWebSocketTask) {
+        self.task = task
+    }
+
+    func send(_ text: String) async throws {
+        do {
+            try await task.send(.string(text))
+        } catch {
+            throw refusal ?? error
+        }
+    }
+
+    func receive() async throws -> WebSocketMessage {
+        let message: URLSessionWebSocketTask.Message
+        do {
+            message = try await task.receive()
+        } catch {
+            throw refusal ?? error
+        }
+        switch message {
+        case .string(let text): return .text(text)
+        case .data(let data): return .data(data)
+        @unknown default: return .data(Data())
+        }
+    }
+
+    func close() {
+        task.cancel(with: .normalClosure, reason: nil)
+    }
+
+    /// The refused upgrade's status, once the task has an HTTP answer other than 101.
+    private var refusal: WebSocketRefused? {
+        guard let response = task.response as? HTTPURLResponse, response.statusCode != 101 else { return nil }
+        return WebSocketRefused(status: response.statusCode)
     }
 }

@@ -1,0 +1,83 @@
+import ChorusKit
+import Foundation
+import Testing
+
+/// The messaging models built from the wire format: unknown values survive, realtime events map to cases.
+@Suite("ChorusKit messaging models")
+struct MessagingModelTests {
+    static func dto(sendMode: String = "both", label: String? = "fair", reasons: [String] = ["medical", "weather"]) -> MessageDTO {
+        MessageDTO(
+            id: "m1", conversationID: "c1", senderID: "u1", senderName: "Alice", clientMessageID: "k1", sendMode: sendMode,
+            content: "Take the pills", audioURL: "http://127.0.0.1:8080/audio/a1b2?expires=1700000000&signature=ab", audioDuration: 3.5,
+            transcript: "Take the pills", transcriptionConfidence: 0.7, transcriptionConfidenceLabel: label, urgent: true,
+            urgentReasons: reasons, starred: false, createdAt: Date(timeIntervalSince1970: 1_700_000_000), editedAt: nil, deletedAt: nil)
+    }
+
+    @Test("a message: modes, labels and reasons, unknown values kept, the recording's id from its signed URL")
+    func message() {
+        let message = Message(Self.dto())
+        #expect(message.sendMode == .both && message.confidenceLabel == .fair)
+        #expect(message.urgentReasons == [.medical, .unknown("weather")] && message.isUrgent)
+        #expect(message.audioID == "a1b2" && message.hasAudio && !message.isDeleted)
+        #expect(message.audioDuration == 3.5)
+
+        let future = Message(Self.dto(sendMode: "video", label: "excellent"))
+        #expect(future.sendMode == .unknown("video") && future.sendMode.rawValue == "video")
+        #expect(future.confidenceLabel == .unknown("excellent"))
+
+        var textOnly = Self.dto(sendMode: "text", label: nil, reasons: [])
+        textOnly.audioURL = nil
+        #expect(Message(textOnly).audioID == nil && Message(textOnly).confidenceLabel == nil)
+    }
+
+    @Test("a page of messages: the SDK's MessagesPage shadows the wire type of the same name")
+    func page() {
+        let page: MessagesPage = MessagesPage(ChorusAPI.MessagesPage(messages: [Self.dto()], nextCursor: "7"))
+        #expect(page.messages.map(\.id) == ["m1"] && page.nextCursor == "7" && page.hasMore)
+    }
+
+    @Test("recording formats: media types, file extensions, unknown formats")
+    func formats() {
+        #expect(RecordingFormat.m4a.mimeType == "audio/mp4" && RecordingFormat.mp3.mimeType == "audio/mpeg")
+        #expect(RecordingFormat.wav.mimeType == "audio/wav")
+        #expect(RecordingFormat(fileExtension: "M4A") == .m4a && RecordingFormat(fileExtension: "aac") == .m4a)
+        #expect(RecordingFormat(fileExtension: "wave") == .wav && RecordingFormat(fileExtension: "ogg") == nil)
+        #expect(RecordingFormat(rawValue: "flac") == .unknown("flac"))
+    }
+
+    @Test("realtime events: each type to its case; pong is not an event; unknown or incomplete ones are unknown")
+    func events() {
+        let message = Self.dto()
+        #expect(
+            MessagingEvent(RealtimeEventDTO(type: "message.created", conversationID: "c1", message: message)) == .messageCreated(Message(message)))
+        #expect(MessagingEvent(RealtimeEventDTO(type: "transcript.ready", message: message)) == .transcriptReady(Message(message)))
+        #expect(MessagingEvent(RealtimeEventDTO(type: "message.deleted", message: message)) == .messageDeleted(Message(message)))
+        #expect(
+            MessagingEvent(RealtimeEventDTO(type: "summary.ready", conversationID: "c1", summaryID: "s1"))
+                == .summaryReady(conversationID: "c1", summaryID: "s1"))
+        #expect(MessagingEvent(RealtimeEventDTO(type: "typing", conversationID: "c1", userID: "u2")) == .typing(conversationID: "c1", userID: "u2"))
+        #expect(MessagingEvent(RealtimeEventDTO(type: "presence", userID: "u2", online: true)) == .presence(userID: "u2", online: true))
+        #expect(MessagingEvent(RealtimeEventDTO(type: "conversation.updated", conversationID: "c1")) == .conversationUpdated(conversationID: "c1"))
+        #expect(MessagingEvent(RealtimeEventDTO(type: "error", detail: "Conversation not found")) == .error(detail: "Conversation not found"))
+        #expect(MessagingEvent(RealtimeEventDTO(type: "pong")) == nil)
+        #expect(MessagingEvent(RealtimeEventDTO(type: "reaction.added", conversationID: "c1")) == .unknown("reaction.added"))
+        #expect(MessagingEvent(RealtimeEventDTO(type: "message.created")) == .unknown("message.created"))
+        #expect(MessagingEvent(RealtimeEventDTO(type: "summary.ready", conversationID: "c1")) == .unknown("summary.ready"))
+    }
+
+    @Test("conversations: kinds and roles, unknown values kept")
+    func conversation() {
+        let joined = Date(timeIntervalSince1970: 1_700_000_000)
+        let dto = ConversationDTO(
+            id: "c1", kind: "broadcast", title: "News",
+            members: [
+                ConversationMemberDTO(userID: "u1", displayName: "Alice", role: "owner", joinedAt: joined),
+                ConversationMemberDTO(userID: "u2", displayName: "Bob", role: "moderator", joinedAt: joined),
+            ], createdAt: joined, lastMessageAt: nil, unreadCount: 2, unheardVoiceCount: 1, hasUrgent: true)
+        let conversation = Conversation(dto)
+        #expect(conversation.kind == .unknown("broadcast"))
+        #expect(conversation.members.map(\.role) == [.owner, .unknown("moderator")])
+        #expect(conversation.members.map(\.id) == ["u1", "u2"])
+        #expect(conversation.unreadCount == 2 && conversation.unheardVoiceCount == 1 && conversation.hasUrgent)
+    }
+}
