@@ -225,11 +225,13 @@ public enum ChorusApp {
         try app.register(collection: AudioController(services: services))
         try app.register(collection: RealtimeController(services: services))
         try app.register(collection: VoiceController(services: services))
+        try app.register(collection: PrivacyController(services: services))
         if !configuration.isProduction {
             try app.register(collection: DevelopmentController(services: services))
         }
 
         if options.runsJobs {
+            app.lifecycle.use(RetentionSweeper(interval: configuration.voiceMessages.retentionSweepInterval))
             let scheduled = ScheduledCallJob(services: services)
             let reconciliation = CallReconciliationJob(services: services)
             let notifications = AppStoreNotificationJob(services: services)

@@ -187,4 +187,105 @@ struct VoiceTests {
             #expect(paused.status == 503 && paused.text.contains("spending limit"), "\(paused.text)")
         }
     }
+
+    @Test("export and erase voice data; opting out revokes the cloned voice", arguments: TestDatabase.all)
+    func exportAndErase(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database) { server in
+            let alice = try await Self.adult(server, name: "alice")
+            let bob = try await Self.adult(server, name: "bob")
+            let conversation = try await server.request(
+                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
+            ).decode(ConversationDTO.self)
+            let sample = try await Self.uploadSample(server, alice)
+            #expect(
+                try await server.request(
+                    .POST, "/voice-profile", token: alice.token, json: CreateVoiceProfileRequest(audioID: sample, script: Self.script, consent: true)
+                ).status == 201)
+            let recording = SandboxAudioFiles.speechWAV(text: "Call grandma tonight.", voice: "alice")
+            let audio = try await server.request(.POST, "/audio", token: alice.token, body: recording, headers: [("Content-Type", "audio/wav")])
+                .decode(AudioUploadResponse.self)
+            _ = try await server.request(.POST, "/transcriptions", token: alice.token, json: TranscriptionRequestDTO(audioID: audio.audioID))
+            let message = try await server.request(
+                .POST, "/conversations/\(conversation.id)/messages", token: alice.token,
+                json: SendMessageRequest(clientMessageID: "v", sendMode: "audio", audioID: audio.audioID)
+            ).decode(MessageDTO.self)
+            #expect(message.transcript == "Call grandma tonight.")
+            let text = try await MessagingTests.send(server, alice, to: conversation.id, text: "Pizza tonight?")
+            #expect(try await Self.speech(server, bob, message: text.id).decode(SpeechResponse.self).voice == "cloned")
+
+            let export = try await server.request(.GET, "/me/voice-data", token: alice.token)
+            #expect(export.status == 200)
+            let json = export.json
+            #expect((json["recordings"] as? [[String: Any]])?.count == 2)
+            #expect((json["voice_messages"] as? [[String: Any]])?.first?["transcript"] as? String == "Call grandma tonight.")
+            #expect((json["cloned_voice"] as? [String: Any])?["consent_statement"] != nil)
+            #expect(json["generated_speech_in_your_voice"] as? Int == 2)
+            #expect(!export.text.contains("voice_id"))
+            let exportedURL = try #require((json["recordings"] as? [[String: Any]])?.first?["audio_url"] as? String)
+            #expect(try await server.request(.GET, String(exportedURL.dropFirst(server.baseURL.count))).status == 200)
+
+            let erased = try await server.request(.DELETE, "/me/voice-data", token: alice.token)
+            #expect(erased.status == 200)
+            #expect(erased.json["recordings"] as? Int == 2 && erased.json["cloned_voice"] as? Bool == true)
+            #expect(try await server.request(.GET, String(exportedURL.dropFirst(server.baseURL.count))).status == 404)
+            let voices = try await server.request(.GET, "/sandbox/elevenlabs/voices").json["voices"] as? [[String: Any]] ?? []
+            #expect(voices.isEmpty)
+            let after = try await server.request(.GET, "/me/voice-data", token: alice.token).json
+            #expect((after["recordings"] as? [Any])?.isEmpty == true && after["cloned_voice"] == nil)
+            let page = try await server.request(.GET, "/conversations/\(conversation.id)/messages", token: bob.token).decode(MessagesPage.self)
+            #expect(page.messages.first { $0.id == message.id }?.transcript == nil)
+            #expect(page.messages.first { $0.id == message.id }?.audioURL == nil)
+            #expect(page.messages.first { $0.id == text.id }?.content == "Pizza tonight?")
+            // Every blob is gone from storage (the data directory holds no recording or speech file).
+            let blobs = server.configuration.dataDirectory.appendingPathComponent("blobs")
+            let files =
+                FileManager.default.enumerator(atPath: blobs.path)?.compactMap { $0 as? String }.filter {
+                    $0.hasSuffix(".wav") || $0.hasSuffix(".mp3")
+                } ?? []
+            #expect(files.isEmpty, "\(files)")
+
+            // Opting out revokes a new clone.
+            let sample2 = try await Self.uploadSample(server, alice)
+            _ = try await server.request(
+                .POST, "/voice-profile", token: alice.token, json: CreateVoiceProfileRequest(audioID: sample2, script: Self.script, consent: true))
+            _ = try await server.request(.PUT, "/me/profile", token: alice.token, json: MessagingProfileDTO(voiceFeaturesEnabled: false))
+            #expect(try await server.request(.GET, "/voice-profile", token: alice.token).decode(VoiceProfileResponse.self).status == "none")
+            #expect((try await server.request(.GET, "/sandbox/elevenlabs/voices").json["voices"] as? [Any])?.isEmpty == true)
+        }
+    }
+
+    @Test("recordings are deleted after the retention period, starred ones are kept", arguments: TestDatabase.all)
+    func retention(_ database: TestDatabase) async throws {
+        let clock = TestClock()
+        try await TestServer.run(on: database, environment: ["CHORUS_VOICE_RETENTION_SWEEP_SECONDS": "1"], options: .testing(clock: clock.closure)) {
+            server in
+            let alice = try await Self.adult(server, name: "alice")
+            let bob = try await Self.adult(server, name: "bob")
+            _ = try await server.request(.PUT, "/me/profile", token: alice.token, json: MessagingProfileDTO(retentionDays: 2))
+            let conversation = try await server.request(
+                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
+            ).decode(ConversationDTO.self)
+            var ids: [String] = []
+            for name in ["kept", "expired"] {
+                let recording = SandboxAudioFiles.speechWAV(text: "The \(name) one.", voice: "alice")
+                let audio = try await server.request(.POST, "/audio", token: alice.token, body: recording, headers: [("Content-Type", "audio/wav")])
+                    .decode(AudioUploadResponse.self)
+                #expect(audio.expiresAt != nil)
+                let message = try await server.request(
+                    .POST, "/conversations/\(conversation.id)/messages", token: alice.token,
+                    json: SendMessageRequest(clientMessageID: name, sendMode: "audio", audioID: audio.audioID)
+                ).decode(MessageDTO.self)
+                ids.append(audio.audioID)
+                if name == "kept" { #expect(try await server.request(.PUT, "/messages/\(message.id)/star", token: bob.token).status == 200) }
+            }
+            clock.advance(days: 3)
+            let login = try await server.request(
+                .POST, "/auth/login", form: "username=\(alice.email)&password=correct%20horse%20battery", headers: [("X-App-Type", "mobile")])
+            let token = try login.decode(TokenResponse.self).accessToken
+            try await server.eventually("the expired recording is deleted") {
+                try await server.request(.GET, "/audio/\(ids[1])", token: token).status == 404
+            }
+            #expect(try await server.request(.GET, "/audio/\(ids[0])", token: token).status == 200)
+        }
+    }
 }

@@ -557,6 +557,34 @@ extension ChorusStore {
         }
     }
 
+    /// Every recording of the user, newest first.
+    func audio(ownerID: String) async throws -> [AudioRecord] {
+        try await reader.raw("SELECT * FROM audio_recordings WHERE owner_id = \(bind: ownerID) ORDER BY created_at DESC").all()
+            .map(Self.audioRecord)
+    }
+
+    /// The voice messages the user sent (deleted ones excluded), newest first.
+    func voiceMessages(senderID: String) async throws -> [MessageRecord] {
+        try await reader.raw(
+            """
+            SELECT \(Self.messageColumns), NULL AS starred_at FROM messages x
+            JOIN users u ON u.id = x.sender_id LEFT JOIN messaging_profiles p ON p.user_id = x.sender_id
+            WHERE x.sender_id = \(bind: senderID) AND x.deleted_at IS NULL AND (x.audio_id IS NOT NULL OR x.transcript IS NOT NULL)
+            ORDER BY x.seq DESC
+            """
+        ).all().map(Self.messageRecord)
+    }
+
+    /// Erases the transcripts of the user's messages (their recordings are deleted separately); returns how many.
+    func eraseTranscripts(senderID: String) async throws -> Int {
+        try await sql.raw(
+            """
+            UPDATE messages SET transcript = NULL, transcript_lc = NULL, transcript_confidence = NULL, transcript_label = NULL
+            WHERE sender_id = \(bind: senderID) AND transcript IS NOT NULL RETURNING seq
+            """
+        ).all().count
+    }
+
     /// Recordings past their expiry that no member starred, oldest first.
     func expiredAudio(now: Date, limit: Int) async throws -> [AudioRecord] {
         try await reader.raw(

@@ -172,6 +172,11 @@ extension ChorusStore {
         try await sql.raw("DELETE FROM speech_cache WHERE key = \(bind: key) AND status = 'pending'").run()
     }
 
+    /// How many speeches were generated in `userID`'s cloned voice.
+    func speechCount(voiceOwnerID userID: String) async throws -> Int {
+        try await reader.raw("SELECT COUNT(*) AS n FROM speech_cache WHERE owner_user_id = \(bind: userID)").first().map { try $0.int("n") } ?? 0
+    }
+
     /// Removes every speech generated in `userID`'s cloned voice; returns the blob keys to delete.
     func deleteSpeech(voiceOwnerID userID: String) async throws -> [String] {
         try await sql.raw("DELETE FROM speech_cache WHERE owner_user_id = \(bind: userID) RETURNING blob_key").all()

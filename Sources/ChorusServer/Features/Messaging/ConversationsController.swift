@@ -70,6 +70,11 @@ struct ConversationsController: RouteCollection {
         }
         try validator.throwIfInvalid()
         try await req.store.saveMessagingProfile(profile, now: services.now())
+        // Opting out of voice features revokes the cloned voice.
+        if !profile.voiceEnabled, let voice = try await req.store.voiceProfile(userID: user.id) {
+            try await VoiceData(services: services).deleteClonedVoice(voice, store: req.store, logger: req.logger)
+            _ = try await req.store.deleteVoiceProfile(userID: user.id)
+        }
         return try req.json(Self.dto(profile))
     }
 

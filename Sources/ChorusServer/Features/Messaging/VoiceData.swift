@@ -2,6 +2,8 @@ import ChorusAPI
 import ChorusProviders
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
+import SQLKit
 import Vapor
 
 /// Deleting recordings everywhere: the blob first, then the row (a failure leaves the row, so the deletion is retried
@@ -29,6 +31,78 @@ extension VoiceData {
         for blob in try await store.deleteSpeech(voiceOwnerID: profile.userID) {
             if let key = BlobKey(rawValue: blob) { try await services.messaging.blobs.delete(key) }
         }
+    }
+}
+
+extension VoiceData {
+    /// Erases all of a user's voice data: recordings (blobs first), transcripts, the cloned voice at the provider and
+    /// the speech generated with it.
+    func eraseAll(userID: String, store: ChorusStore, logger: Logger) async throws -> VoiceDataErasure {
+        var clonedVoice = false
+        let speechCount = try await store.speechCount(voiceOwnerID: userID)
+        if let profile = try await store.voiceProfile(userID: userID) {
+            try await deleteClonedVoice(profile, store: store, logger: logger)
+            _ = try await store.deleteVoiceProfile(userID: userID)
+            clonedVoice = true
+        } else {
+            for blob in try await store.deleteSpeech(voiceOwnerID: userID) {
+                if let key = BlobKey(rawValue: blob) { try await services.messaging.blobs.delete(key) }
+            }
+        }
+        let recordings = try await store.audio(ownerID: userID)
+        for recording in recordings { try await deleteRecording(id: recording.id, store: store) }
+        let transcripts = try await store.eraseTranscripts(senderID: userID)
+        return VoiceDataErasure(recordings: recordings.count, transcripts: transcripts, clonedVoice: clonedVoice, generatedSpeech: speechCount)
+    }
+
+    /// Deletes recordings past their expiry (starred ones are kept); returns how many.
+    func sweepExpiredRecordings(store: ChorusStore, now: Date) async throws -> Int {
+        var deleted = 0
+        while true {
+            let expired = try await store.expiredAudio(now: now, limit: 100)
+            for recording in expired { try await deleteRecording(id: recording.id, store: store) }
+            deleted += expired.count
+            if expired.count < 100 { return deleted }
+        }
+    }
+}
+
+/// Deletes expired recordings periodically (every `CHORUS_VOICE_RETENTION_SWEEP_SECONDS`). Deleting is idempotent, so
+/// instances sweeping at the same time do no harm.
+final class RetentionSweeper: LifecycleHandler, Sendable {
+    private let interval: TimeInterval
+    private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
+
+    init(interval: TimeInterval) {
+        self.interval = interval
+    }
+
+    func didBootAsync(_ application: Application) async throws {
+        let services = application.chorus
+        let database = application.db as! any SQLDatabase
+        let store = services.store(database, on: application.eventLoopGroup.any())
+        let logger = application.logger
+        let loop = Task { [interval] in
+            while !Task.isCancelled {
+                do {
+                    let deleted = try await VoiceData(services: services).sweepExpiredRecordings(store: store, now: services.now())
+                    if deleted > 0 { logger.info("deleted expired recordings", metadata: ["count": .stringConvertible(deleted)]) }
+                } catch {
+                    logger.warning("retention sweep failed", metadata: ["error": .string("\(error)")])
+                }
+                try? await Task.sleep(for: .milliseconds(Int(interval * 1_000)))
+            }
+        }
+        task.withLockedValue { $0 = loop }
+    }
+
+    func shutdownAsync(_ application: Application) async {
+        let loop = task.withLockedValue { current -> Task<Void, Never>? in
+            defer { current = nil }
+            return current
+        }
+        loop?.cancel()
+        await loop?.value
     }
 }
 
