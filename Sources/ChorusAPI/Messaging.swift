@@ -527,3 +527,163 @@ public struct SpeechResponse: Codable, Sendable, Equatable {
         case cached
     }
 }
+
+/// `POST /conversations/{id}/summary` body: summarise the messages since a time, or the last N (20–200; default 50).
+public struct SummaryRequest: Codable, Sendable, Equatable {
+    public var since: Date?
+    public var last: Int?
+
+    public init(since: Date? = nil, last: Int? = nil) {
+        self.since = since
+        self.last = last
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case since
+        case last
+    }
+}
+
+/// One action item of a summary: who does what, by when.
+public struct SummaryActionItemDTO: Codable, Sendable, Equatable {
+    public var owner: String
+    public var task: String
+    public var due: String?
+
+    public init(owner: String, task: String, due: String?) {
+        self.owner = owner
+        self.task = task
+        self.due = due
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case owner
+        case task
+        case due
+    }
+}
+
+/// One date a summary mentions.
+public struct SummaryDateDTO: Codable, Sendable, Equatable {
+    public var date: String
+    public var what: String
+
+    public init(date: String, what: String) {
+        self.date = date
+        self.what = what
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case date
+        case what
+    }
+}
+
+/// A narrated summary of a conversation (PRD Phase 3, option B).
+public struct SummaryResponse: Codable, Sendable, Equatable {
+    public var summaryID: String
+    public var conversationID: String
+    /// How many messages it covers.
+    public var messageCount: Int
+    public var overview: String
+    public var decisions: [String]
+    public var actionItems: [SummaryActionItemDTO]
+    public var dates: [SummaryDateDTO]
+    public var urgentItems: [String]
+    /// The text read aloud (≤ 300 words, written for listening).
+    public var narration: String
+    /// The narration spoken by the narrator voice (signed URL), when speech could be generated.
+    public var audioURL: String?
+    public var generatedAt: Date
+    /// Served from the cache (no new messages since, and less than 7 days old).
+    public var cached: Bool
+
+    public init(
+        summaryID: String, conversationID: String, messageCount: Int, overview: String, decisions: [String],
+        actionItems: [SummaryActionItemDTO], dates: [SummaryDateDTO], urgentItems: [String], narration: String, audioURL: String?,
+        generatedAt: Date, cached: Bool
+    ) {
+        self.summaryID = summaryID
+        self.conversationID = conversationID
+        self.messageCount = messageCount
+        self.overview = overview
+        self.decisions = decisions
+        self.actionItems = actionItems
+        self.dates = dates
+        self.urgentItems = urgentItems
+        self.narration = narration
+        self.audioURL = audioURL
+        self.generatedAt = generatedAt
+        self.cached = cached
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case summaryID = "summary_id"
+        case conversationID = "conversation_id"
+        case messageCount = "message_count"
+        case overview
+        case decisions
+        case actionItems = "action_items"
+        case dates
+        case urgentItems = "urgent_items"
+        case narration
+        case audioURL = "audio_url"
+        case generatedAt = "generated_at"
+        case cached
+    }
+}
+
+/// `POST /conversations/{id}/playback` body: the last N messages (1–30, default 10) in their senders' voices.
+public struct PlaybackRequest: Codable, Sendable, Equatable {
+    public var last: Int?
+
+    public init(last: Int? = nil) {
+        self.last = last
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case last
+    }
+}
+
+/// One speaker turn of a multi-voice playback.
+public struct PlaybackEntryDTO: Codable, Sendable, Equatable {
+    public var messageID: String
+    public var sender: String
+    public var startMs: Int
+    public var endMs: Int
+
+    public init(messageID: String, sender: String, startMs: Int, endMs: Int) {
+        self.messageID = messageID
+        self.sender = sender
+        self.startMs = startMs
+        self.endMs = endMs
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case messageID = "message_id"
+        case sender
+        case startMs = "start_ms"
+        case endMs = "end_ms"
+    }
+}
+
+/// `POST /conversations/{id}/playback` answer: one WAV file with each participant in their own voice, 300 ms between
+/// speakers, and the speaker timeline.
+public struct PlaybackResponse: Codable, Sendable, Equatable {
+    public var audioURL: String
+    public var durationMs: Int
+    public var timeline: [PlaybackEntryDTO]
+
+    public init(audioURL: String, durationMs: Int, timeline: [PlaybackEntryDTO]) {
+        self.audioURL = audioURL
+        self.durationMs = durationMs
+        self.timeline = timeline
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case audioURL = "audio_url"
+        case durationMs = "duration_ms"
+        case timeline
+    }
+}

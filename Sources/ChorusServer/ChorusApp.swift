@@ -175,7 +175,8 @@ public enum ChorusApp {
                 connection: elevenLabsConnection,
                 maxInputCharacters: ElevenLabsSpeechSynthesizer.maxInputCharacters(model: configuration.voiceMessages.cloneSpeechModel)),
             cloneProvider: "elevenlabs", defaultSpeech: OpenAISpeechSynthesizer(connection: openAIConnection),
-            speech: SpeechService(blobs: blobs, settings: configuration.voiceMessages, clock: options.clock))
+            speech: SpeechService(blobs: blobs, settings: configuration.voiceMessages, clock: options.clock),
+            textGenerator: OpenAITextGenerator(connection: openAIConnection))
 
         let services = ChorusServices(
             configuration: configuration,
@@ -226,6 +227,7 @@ public enum ChorusApp {
         try app.register(collection: RealtimeController(services: services))
         try app.register(collection: VoiceController(services: services))
         try app.register(collection: PrivacyController(services: services))
+        try app.register(collection: ConversationAudioController(services: services))
         if !configuration.isProduction {
             try app.register(collection: DevelopmentController(services: services))
         }

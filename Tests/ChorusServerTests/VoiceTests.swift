@@ -288,4 +288,75 @@ struct VoiceTests {
             #expect(try await server.request(.GET, "/audio/\(ids[0])", token: token).status == 200)
         }
     }
+
+    @Test("a narrated summary of a 60-message thread, cached until a new message; multi-voice playback", arguments: TestDatabase.all)
+    func summaryAndPlayback(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database) { server in
+            let mom = try await Self.adult(server, name: "mom")
+            let dad = try await Self.adult(server, name: "dad")
+            let outsider = try await Self.adult(server, name: "outsider")
+            let group = try await server.request(
+                .POST, "/conversations", token: mom.token,
+                json: CreateConversationRequest(kind: "group", title: "Family", memberEmails: [dad.email])
+            ).decode(ConversationDTO.self)
+            let lines = [
+                (mom, "Soccer practice moved to Saturday at 9am."), (dad, "I will bring the snacks on Saturday."),
+                (mom, "We decided to skip the pizza place this week."), (dad, "Emma has a fever, this is urgent, call the doctor."),
+                (mom, "Can you pick up Leo from school tomorrow at 3pm?"), (dad, "Sure, I can do the pickup tomorrow."),
+            ]
+            for index in 0..<60 {
+                let (person, text) = lines[index % lines.count]
+                _ = try await MessagingTests.send(server, person, to: group.id, text: index < lines.count ? text : "\(text) (\(index))")
+            }
+            let live = try await RealtimeClient.connect(baseURL: server.baseURL, token: dad.token)
+            let reply = try await server.request(.POST, "/conversations/\(group.id)/summary", token: dad.token, json: SummaryRequest(last: 60))
+            #expect(reply.status == 200, "\(reply.text)")
+            let summary = try reply.decode(SummaryResponse.self)
+            #expect(summary.messageCount == 60 && !summary.cached)
+            #expect(!summary.overview.isEmpty && !summary.urgentItems.isEmpty && !summary.actionItems.isEmpty)
+            #expect(summary.narration.split(whereSeparator: \.isWhitespace).count <= 300)
+            let audioURL = try #require(summary.audioURL)
+            let audio = try await server.request(.GET, String(audioURL.dropFirst(server.baseURL.count)))
+            #expect(audio.status == 200 && SandboxAudioFiles.embeddedText(in: audio.body) == summary.narration)
+            _ = try await live.next { $0.type == "summary.ready" && $0.summaryID == summary.summaryID }
+            await live.close()
+            // Cached until a new message arrives.
+            let again = try await server.request(.POST, "/conversations/\(group.id)/summary", token: mom.token, json: SummaryRequest(last: 60))
+                .decode(SummaryResponse.self)
+            #expect(again.cached && again.summaryID == summary.summaryID)
+            _ = try await MessagingTests.send(server, mom, to: group.id, text: "One more thing: bring sunscreen.")
+            let fresh = try await server.request(.POST, "/conversations/\(group.id)/summary", token: mom.token, json: SummaryRequest(last: 60))
+                .decode(SummaryResponse.self)
+            #expect(!fresh.cached && fresh.summaryID != summary.summaryID)
+            // Bounds, isolation, and the PRD's failure text.
+            #expect(
+                try await server.request(.POST, "/conversations/\(group.id)/summary", token: mom.token, json: SummaryRequest(last: 5)).status == 422)
+            #expect(
+                try await server.request(.POST, "/conversations/\(group.id)/summary", token: outsider.token, json: SummaryRequest(last: 60)).status
+                    == 404)
+            _ = try await server.request(.PUT, "/sandbox/openai/behavior", json: ["fail_next": 3, "status": 503])
+            _ = try await MessagingTests.send(server, mom, to: group.id, text: "And towels.")
+            let failed = try await server.request(.POST, "/conversations/\(group.id)/summary", token: mom.token, json: SummaryRequest(last: 60))
+            #expect(failed.status == 503 && failed.detail == "Couldn't generate summary right now. Try again in a moment.", "\(failed.text)")
+            _ = try await server.request(.DELETE, "/sandbox/openai/behavior")
+
+            // Playback: the last 3 messages in their senders' voices, 300 ms apart.
+            let playback = try await server.request(.POST, "/conversations/\(group.id)/playback", token: dad.token, json: PlaybackRequest(last: 3))
+            #expect(playback.status == 200, "\(playback.text)")
+            let result = try playback.decode(PlaybackResponse.self)
+            #expect(result.timeline.count == 3)
+            #expect(result.timeline.map(\.sender) == ["Dad", "Mom", "Mom"])
+            for (previous, next) in zip(result.timeline, result.timeline.dropFirst()) {
+                #expect(next.startMs - previous.endMs == 300)
+            }
+            #expect(result.timeline.first?.startMs == 0 && result.timeline.last?.endMs == result.durationMs)
+            let wav = try await server.request(.GET, String(result.audioURL.dropFirst(server.baseURL.count)))
+            #expect(wav.status == 200)
+            let seconds = try #require(SandboxAudioFiles.durationSeconds(of: wav.body))
+            #expect(abs(seconds * 1000 - Double(result.durationMs)) < 50)
+            #expect(
+                try await server.request(.POST, "/conversations/\(group.id)/playback", token: dad.token, json: PlaybackRequest(last: 31)).status
+                    == 422)
+        }
+    }
 }

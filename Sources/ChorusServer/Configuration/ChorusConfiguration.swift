@@ -86,6 +86,8 @@ public struct ChorusConfiguration: Sendable {
         public var longFormMaxSeconds: Double
         /// How long a signed audio URL stays valid, seconds.
         public var audioURLLifetime: TimeInterval
+        /// The chat model writing conversation summaries (`CHORUS_VOICE_SUMMARY_MODEL`).
+        public var summaryModel: String
         /// OpenAI text-to-speech model for default voices and narration (`CHORUS_VOICE_TTS_MODEL`).
         public var speechModel: String
         /// The default voice of accounts that chose none, and the narrator of summaries (OpenAI voices).
@@ -200,7 +202,8 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_APPLE_ACCEPT_SANDBOX", "CHORUS_APPLE_SHARED_SECRET", "CHORUS_APPLE_EXTRA_ROOTS", "CHORUS_APPLE_VERIFY_RECEIPT_URL",
         "CHORUS_APPLE_VERIFY_RECEIPT_SANDBOX_URL", "CHORUS_BASIC_LEGACY_PRODUCT_IDS", "CHORUS_PREMIUM_LEGACY_PRODUCT_IDS",
         "CHORUS_VOICE_TRANSCRIPTION_MODEL", "CHORUS_VOICE_MAX_UPLOAD_BYTES", "CHORUS_VOICE_MAX_SECONDS", "CHORUS_VOICE_LONG_FORM_MAX_SECONDS",
-        "CHORUS_VOICE_AUDIO_URL_TTL", "CHORUS_VOICE_TTS_MODEL", "CHORUS_VOICE_DEFAULT_VOICE", "CHORUS_VOICE_NARRATOR_VOICE",
+        "CHORUS_VOICE_AUDIO_URL_TTL", "CHORUS_VOICE_TTS_MODEL", "CHORUS_VOICE_SUMMARY_MODEL", "CHORUS_VOICE_DEFAULT_VOICE",
+        "CHORUS_VOICE_NARRATOR_VOICE",
         "CHORUS_ELEVENLABS_API_KEY", "CHORUS_ELEVENLABS_BASE_URL", "CHORUS_ELEVENLABS_MODEL", "CHORUS_VOICE_DAILY_GENERATIONS",
         "CHORUS_VOICE_FREE_MONTHLY_MESSAGES", "CHORUS_VOICE_DAILY_BUDGET_USD", "CHORUS_VOICE_MONTHLY_BUDGET_USD",
         "CHORUS_VOICE_RETENTION_SWEEP_SECONDS",
@@ -307,6 +310,7 @@ public struct ChorusConfiguration: Sendable {
             audioURLLifetime: reader.value("CHORUS_VOICE_AUDIO_URL_TTL", default: 900) {
                 TimeInterval($0).flatMap { $0 >= 10 && $0 <= 86_400 ? $0 : nil }
             },
+            summaryModel: reader.string("CHORUS_VOICE_SUMMARY_MODEL") ?? "gpt-4.1-mini",
             speechModel: reader.string("CHORUS_VOICE_TTS_MODEL") ?? "gpt-4o-mini-tts",
             defaultVoice: reader.string("CHORUS_VOICE_DEFAULT_VOICE") ?? "alloy",
             narratorVoice: reader.string("CHORUS_VOICE_NARRATOR_VOICE") ?? "sage",

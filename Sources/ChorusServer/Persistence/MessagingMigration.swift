@@ -115,6 +115,18 @@ struct CreateMessaging: AsyncMigration {
             .field("period", .string, .identifier(auto: false))
             .field("microdollars", .int64, .required)
             .create()
+        // Summaries, cached per selection until a newer message exists (or 7 days pass).
+        try await database.schema("conversation_summaries")
+            .field("id", .string, .identifier(auto: false))
+            .field("conversation_id", .string, .required, .references("conversations", "id", onDelete: .cascade))
+            .field("selection", .string, .required)
+            .field("last_seq", .int64, .required)
+            .field("message_count", .int64, .required)
+            .field("summary_json", .string, .required)
+            .field("narration", .string, .required)
+            .field("speech_key", .string)
+            .field("created_at", .int64, .required)
+            .create()
         // Realtime events too large for a PostgreSQL notification, referenced by id (removed after an hour).
         try await database.schema("realtime_payloads")
             .field("id", .int64, .identifier(auto: true))
@@ -131,7 +143,8 @@ struct CreateMessaging: AsyncMigration {
 
     func revert(on database: any Database) async throws {
         for table in [
-            "realtime_payloads", "message_receipts", "messages", "audio_recordings", "conversation_members", "conversations", "messaging_profiles",
+            "realtime_payloads", "conversation_summaries", "voice_spend", "voice_usage", "speech_cache", "voice_profiles", "message_receipts",
+            "messages", "audio_recordings", "conversation_members", "conversations", "messaging_profiles",
         ] {
             try await database.schema(table).delete()
         }

@@ -1,3 +1,4 @@
+import ChorusCore
 import Foundation
 import SQLKit
 
@@ -167,6 +168,17 @@ extension ChorusStore {
         ).run()
     }
 
+    /// Records audio produced without a claim (a multi-voice playback): ready at once; a second writer is a no-op.
+    func storeSpeech(key: String, blobKey: String, contentType: String, sizeBytes: Int, now: Date) async throws {
+        try await sql.raw(
+            """
+            INSERT INTO speech_cache (key, status, blob_key, content_type, size_bytes, created_at)
+            VALUES (\(bind: key), 'ready', \(bind: blobKey), \(bind: contentType), \(bind: Int64(sizeBytes)), \(bind: now.epochMillis))
+            ON CONFLICT (key) DO NOTHING
+            """
+        ).run()
+    }
+
     /// Drops a failed claim so the next request tries again.
     func abandonSpeech(key: String) async throws {
         try await sql.raw("DELETE FROM speech_cache WHERE key = \(bind: key) AND status = 'pending'").run()
@@ -181,6 +193,50 @@ extension ChorusStore {
     func deleteSpeech(voiceOwnerID userID: String) async throws -> [String] {
         try await sql.raw("DELETE FROM speech_cache WHERE owner_user_id = \(bind: userID) RETURNING blob_key").all()
             .compactMap { try $0.optionalString("blob_key") }
+    }
+}
+
+/// A stored conversation summary.
+struct SummaryRecord: Sendable {
+    var id: String
+    var conversationID: String
+    var selection: String
+    var lastSeq: Int64
+    var messageCount: Int
+    var summary: ConversationSummary
+    var narration: String
+    var speechKey: String?
+    var createdAt: Date
+}
+
+extension ChorusStore {
+    /// The newest summary of the same selection covering exactly up to `lastSeq`.
+    func summary(conversationID: String, selection: String, lastSeq: Int64) async throws -> SummaryRecord? {
+        guard
+            let row = try await reader.raw(
+                """
+                SELECT * FROM conversation_summaries WHERE conversation_id = \(bind: conversationID) AND selection = \(bind: selection)
+                  AND last_seq = \(bind: lastSeq) ORDER BY created_at DESC LIMIT 1
+                """
+            ).first()
+        else { return nil }
+        return SummaryRecord(
+            id: try row.string("id"), conversationID: conversationID, selection: selection, lastSeq: lastSeq,
+            messageCount: try row.int("message_count"), summary: try ConversationSummary.decode(json: Data(try row.string("summary_json").utf8)),
+            narration: try row.string("narration"), speechKey: try row.optionalString("speech_key"), createdAt: try row.date("created_at"))
+    }
+
+    func saveSummary(_ record: SummaryRecord) async throws {
+        let json = String(decoding: try JSONEncoder().encode(record.summary), as: UTF8.self)
+        try await sql.raw(
+            """
+            INSERT INTO conversation_summaries (id, conversation_id, selection, last_seq, message_count, summary_json, narration, speech_key,
+              created_at)
+            VALUES (\(bind: record.id), \(bind: record.conversationID), \(bind: record.selection), \(bind: record.lastSeq),
+              \(bind: Int64(record.messageCount)), \(bind: json), \(bind: record.narration), \(bind: record.speechKey),
+              \(bind: record.createdAt.epochMillis))
+            """
+        ).run()
     }
 }
 

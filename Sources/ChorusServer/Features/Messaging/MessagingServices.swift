@@ -22,6 +22,8 @@ struct MessagingServices: Sendable {
     /// Speech in default voices and narration (OpenAI or its sandbox).
     let defaultSpeech: any SpeechSynthesizer
     let speech: SpeechService
+    /// Summaries (OpenAI chat completions or its sandbox).
+    let textGenerator: any TextGenerator
 }
 
 /// Short-lived signed URLs for recordings: `/audio/{id}?expires=<unix seconds>&signature=<hex HMAC-SHA256>`, so a
