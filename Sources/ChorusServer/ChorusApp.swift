@@ -205,7 +205,7 @@ public enum ChorusApp {
             app.middleware.use(
                 CORSMiddleware(
                     configuration: .init(
-                        allowedOrigin: .any(configuration.corsOrigins), allowedMethods: [.GET, .POST, .PUT, .DELETE, .OPTIONS],
+                        allowedOrigin: .any(configuration.corsOrigins), allowedMethods: [.GET, .POST, .PUT, .PATCH, .DELETE, .OPTIONS],
                         allowedHeaders: [.accept, .authorization, .contentType, .origin, "X-App-Type", "X-Request-ID", "Idempotency-Key"],
                         allowCredentials: false, exposedHeaders: [HTTPHeaders.Name("X-Request-ID"), .retryAfter]
                     )),
