@@ -21,12 +21,16 @@ struct S3TestServer: Sendable {
 
     static let logger = Logger(label: "chorus.tests.s3")
 
+    /// Generous retries: moto's server has a race on concurrent PUTs of one key (a 500, "I/O operation on closed
+    /// file"), which the store's retries of 5xx absorb as they would a real server's transient failure.
+    static let retry = ProviderHTTP.RetryPolicy(maxAttempts: 8, baseDelay: .milliseconds(20), maxDelay: .seconds(1))
+
     func store(secret: String? = nil, accessKeyID: String? = nil, bucket: String? = nil) throws -> S3BlobStore {
         try S3BlobStore(
             configuration: .init(
                 endpoint: endpoint, region: "us-east-1", bucket: bucket ?? self.bucket, accessKeyID: accessKeyID ?? self.accessKeyID,
                 secretAccessKey: secret ?? secretAccessKey),
-            httpClient: .shared, retry: .init(maxAttempts: 2, baseDelay: .milliseconds(50)), logger: Self.logger)
+            httpClient: .shared, retry: Self.retry, logger: Self.logger)
     }
 
     private static func start() async throws -> S3TestServer {
@@ -141,6 +145,11 @@ enum MotoProcess {
                 + #"while kill -0 "$3" 2>/dev/null; do sleep 1; done"#,
             "moto-watchdog", moto, String(port), String(ProcessInfo.processInfo.processIdentifier),
         ]
+        // Its own standard streams: `swift test` reads this process's output until every writer has closed it, and
+        // reaps this process only then, so a watchdog holding the pipe would wait forever for a zombie.
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
         try process.run()
         return try #require(URL(string: "http://127.0.0.1:\(port)"))
     }

@@ -8,9 +8,9 @@ import NIOFoundationCompat
 /// `remove_background_noise` (`true`/`false`), and the configured `description` and `labels` (a serialised JSON
 /// object) when set. The answer is `{"voice_id", "requires_verification"}`.
 ///
-/// Cloning is not retried after a lost answer (a retry could make a second voice and use a second slot); it is retried
-/// only when ElevenLabs answered 429 or 5xx. Refusals keep ElevenLabs' code: `voice_limit_reached` (the account's
-/// voice slots are used up) and `can_not_use_instant_voice_cloning` (the plan has no cloning) arrive as
+/// Cloning is never retried: after a lost answer or a 5xx the voice may exist already, and a second attempt would use
+/// a second voice slot; the caller decides. Refusals keep ElevenLabs' code: `voice_limit_reached` (the account's voice
+/// slots are used up) and `can_not_use_instant_voice_cloning` (the plan has no cloning) arrive as
 /// ``ProviderError/rejected(httpStatus:code:message:)``. Deleting a voice ElevenLabs no longer knows (404, or
 /// `voice_not_found` / `voice_does_not_exist`) succeeds.
 public struct ElevenLabsVoiceCloner: VoiceCloner {
