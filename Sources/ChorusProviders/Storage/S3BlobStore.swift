@@ -66,7 +66,6 @@ public struct S3BlobStore: BlobStore {
     public let bucket: String
     private let signer: SigV4
     private let http: ProviderHTTP
-    private let scheme: String
     /// The `Host` header value (with the port when the endpoint names one).
     private let host: String
     /// Prepended to every object key: the endpoint's path, plus `/<bucket>` with path-style addressing.
@@ -97,7 +96,6 @@ public struct S3BlobStore: BlobStore {
         while basePath.hasSuffix("/") { basePath.removeLast() }
         if configuration.addressing == .path { basePath += "/" + configuration.bucket }
         self.bucket = configuration.bucket
-        self.scheme = scheme
         self.host = host
         self.basePath = SigV4.encodePath(basePath)
         self.origin = "\(scheme)://\(host)"
