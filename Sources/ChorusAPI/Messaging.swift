@@ -687,3 +687,26 @@ public struct PlaybackResponse: Codable, Sendable, Equatable {
         case timeline
     }
 }
+
+/// `PUT /conversations/{id}/digest` body and answer: the member's daily digest of the conversation (US-10), a narrated
+/// summary of the day's messages delivered in the morning (07:00) or evening (19:00) of their time zone.
+public struct DigestSubscriptionDTO: Codable, Sendable, Equatable {
+    /// `morning`, `evening` or `off`.
+    public var schedule: String
+    /// An IANA time zone such as `America/New_York` (default `UTC`).
+    public var timeZone: String?
+    /// When the next digest is due (absent when off).
+    public var nextDigestAt: Date?
+
+    public init(schedule: String, timeZone: String? = nil, nextDigestAt: Date? = nil) {
+        self.schedule = schedule
+        self.timeZone = timeZone
+        self.nextDigestAt = nextDigestAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case schedule
+        case timeZone = "time_zone"
+        case nextDigestAt = "next_digest_at"
+    }
+}

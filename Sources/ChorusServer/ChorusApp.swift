@@ -164,7 +164,14 @@ public enum ChorusApp {
             apiKey: elevenLabsKey,
             baseURL: configuration.elevenLabs?.baseURL ?? configuration.loopbackURL.appendingPathComponent("sandbox/elevenlabs"),
             httpClient: httpClient, logger: app.logger)
-        let blobs = try FileBlobStore(root: configuration.dataDirectory.appendingPathComponent("blobs"), threadPool: app.threadPool)
+        let blobs: any BlobStore
+        if let objectStorage = configuration.objectStorage {
+            blobs = try S3BlobStore(configuration: objectStorage, httpClient: httpClient, threadPool: app.threadPool, logger: app.logger)
+            providerNames["storage"] = "s3"
+        } else {
+            blobs = try FileBlobStore(root: configuration.dataDirectory.appendingPathComponent("blobs"), threadPool: app.threadPool)
+            providerNames["storage"] = "filesystem"
+        }
         let messaging = MessagingServices(
             blobs: blobs,
             transcriber: OpenAITranscriber(connection: openAIConnection, model: configuration.voiceMessages.transcriptionModel),
@@ -238,6 +245,7 @@ public enum ChorusApp {
             let reconciliation = CallReconciliationJob(services: services)
             let notifications = AppStoreNotificationJob(services: services)
             let transcriptions = MessageTranscriptionJob(services: services)
+            let digests = DigestJob(services: services)
             app.lifecycle.use(
                 JobRunner(
                     handlers: [
@@ -246,6 +254,7 @@ public enum ChorusApp {
                         JobKind.applyAppStoreNotification: { job, store, logger in
                             try await notifications.run(job, store: store, logger: logger)
                         },
+                        JobKind.conversationDigest: { job, store, logger in try await digests.run(job, store: store, logger: logger) },
                         JobKind.transcribeMessageAudio: { job, store, logger in
                             try await transcriptions.run(job, store: store, logger: logger)
                         },

@@ -148,10 +148,24 @@ struct SystemTests {
             #expect(error.problems.count == 2)
         }
 
+        let s3 = try ChorusConfiguration.load(
+            from: [
+                "CHORUS_S3_ENDPOINT": "http://127.0.0.1:9000", "CHORUS_S3_BUCKET": "voice", "CHORUS_S3_ACCESS_KEY_ID": "AKID",
+                "CHORUS_S3_SECRET_ACCESS_KEY": "secret", "CHORUS_S3_ADDRESSING": "virtualHost",
+            ], workingDirectory: cwd)
+        #expect(s3.objectStorage?.bucket == "voice" && s3.objectStorage?.region == "us-east-1" && s3.objectStorage?.addressing == .virtualHost)
+        do {
+            _ = try ChorusConfiguration.load(from: ["CHORUS_S3_BUCKET": "voice"], workingDirectory: cwd)
+            Issue.record("a bucket without endpoint and keys was accepted")
+        } catch let error as ConfigurationError {
+            #expect(error.problems.contains { $0.contains("must be set together") })
+        }
+
         let production = try ChorusConfiguration.load(from: ["CHORUS_ENVIRONMENT": "production"], workingDirectory: cwd)
         let problems = production.startupProblems()
         #expect(problems.contains { $0.hasPrefix("CHORUS_JWT_SECRET is required") })
         #expect(problems.contains { $0.hasPrefix("CHORUS_PUBLIC_URL is required") })
         #expect(problems.contains { $0.hasPrefix("Telephony would use the sandbox") })
+        #expect(problems.contains { $0.hasPrefix("Cloned voices would use the sandbox") })
     }
 }

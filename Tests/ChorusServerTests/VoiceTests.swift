@@ -359,4 +359,52 @@ struct VoiceTests {
                     == 422)
         }
     }
+
+    @Test("a daily digest: subscribed in the morning, delivered over the WebSocket, the next one scheduled", arguments: TestDatabase.all)
+    func dailyDigest(_ database: TestDatabase) async throws {
+        let clock = TestClock()
+        try await TestServer.run(on: database, options: .testing(clock: clock.closure)) { server in
+            let mom = try await Self.adult(server, name: "mom")
+            let dad = try await Self.adult(server, name: "dad")
+            let outsider = try await Self.adult(server, name: "outsider")
+            let group = try await server.request(
+                .POST, "/conversations", token: mom.token, json: CreateConversationRequest(kind: "group", title: "Family", memberEmails: [dad.email])
+            ).decode(ConversationDTO.self)
+            #expect(
+                try await server.request(.GET, "/conversations/\(group.id)/digest", token: dad.token).decode(DigestSubscriptionDTO.self).schedule
+                    == "off")
+            let bad = try await server.request(
+                .PUT, "/conversations/\(group.id)/digest", token: dad.token, json: DigestSubscriptionDTO(schedule: "noon", timeZone: "Mars/Olympus"))
+            #expect(bad.status == 422 && bad.text.contains("schedule") && bad.text.contains("time_zone"))
+            #expect(
+                try await server.request(
+                    .PUT, "/conversations/\(group.id)/digest", token: outsider.token, json: DigestSubscriptionDTO(schedule: "morning")
+                )
+                .status == 404)
+            let subscribed = try await server.request(
+                .PUT, "/conversations/\(group.id)/digest", token: dad.token,
+                json: DigestSubscriptionDTO(schedule: "morning", timeZone: "Europe/Paris")
+            ).decode(DigestSubscriptionDTO.self)
+            let first = try #require(subscribed.nextDigestAt)
+            var paris = Calendar(identifier: .gregorian)
+            paris.timeZone = TimeZone(identifier: "Europe/Paris")!
+            #expect(paris.component(.hour, from: first) == 7 && first > clock.now && first.timeIntervalSince(clock.now) <= 86_400)
+
+            for text in ["Swim class moved to Thursday at 4pm.", "I will pack the towels.", "Grandma visits on Sunday."] {
+                _ = try await MessagingTests.send(server, mom, to: group.id, text: text)
+            }
+            let live = try await RealtimeClient.connect(baseURL: server.baseURL, token: dad.token)
+            clock.advance(days: first.timeIntervalSince(clock.now) / 86_400 + 0.001)
+            let event = try await live.next(timeout: .seconds(30)) { $0.type == "digest.ready" }
+            #expect(event.conversationID == group.id && event.summaryID != nil)
+            await live.close()
+            let login = try await server.request(
+                .POST, "/auth/login", form: "username=\(dad.email)&password=correct%20horse%20battery", headers: [("X-App-Type", "mobile")])
+            let token = try login.decode(TokenResponse.self).accessToken
+            try await server.eventually("the next digest is scheduled") {
+                let next = try await server.request(.GET, "/conversations/\(group.id)/digest", token: token).decode(DigestSubscriptionDTO.self)
+                return (next.nextDigestAt ?? first) > first
+            }
+        }
+    }
 }

@@ -170,6 +170,8 @@ public struct ChorusConfiguration: Sendable {
     public var callBridge: CallBridgeSettings
     public var voiceMessages: VoiceMessageSettings
     public var elevenLabs: ElevenLabsAccount?
+    /// S3-compatible object storage for recordings and generated audio; `nil` stores files under the data directory.
+    public var objectStorage: S3BlobStore.Configuration?
 
     public enum LogFormat: String, Sendable {
         /// One JSON object per line.
@@ -206,7 +208,8 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_VOICE_NARRATOR_VOICE",
         "CHORUS_ELEVENLABS_API_KEY", "CHORUS_ELEVENLABS_BASE_URL", "CHORUS_ELEVENLABS_MODEL", "CHORUS_VOICE_DAILY_GENERATIONS",
         "CHORUS_VOICE_FREE_MONTHLY_MESSAGES", "CHORUS_VOICE_DAILY_BUDGET_USD", "CHORUS_VOICE_MONTHLY_BUDGET_USD",
-        "CHORUS_VOICE_RETENTION_SWEEP_SECONDS",
+        "CHORUS_VOICE_RETENTION_SWEEP_SECONDS", "CHORUS_S3_ENDPOINT", "CHORUS_S3_REGION", "CHORUS_S3_BUCKET",
+        "CHORUS_S3_ACCESS_KEY_ID", "CHORUS_S3_SECRET_ACCESS_KEY", "CHORUS_S3_ADDRESSING",
     ]
 
     /// Sandbox providers are in use (no live Twilio account configured).
@@ -323,6 +326,24 @@ public struct ChorusConfiguration: Sendable {
                 TimeInterval($0).flatMap { $0 >= 1 && $0 <= 86_400 ? $0 : nil }
             }
         )
+        var objectStorage: S3BlobStore.Configuration?
+        let s3Endpoint = reader.value("CHORUS_S3_ENDPOINT", default: URL?.none) { text in
+            URL(string: text).flatMap { ["http", "https"].contains($0.scheme ?? "") && $0.host != nil ? $0 : nil }
+        }
+        let s3Bucket = reader.string("CHORUS_S3_BUCKET")
+        let s3Key = reader.string("CHORUS_S3_ACCESS_KEY_ID")
+        let s3Secret = reader.string("CHORUS_S3_SECRET_ACCESS_KEY")
+        if s3Endpoint != nil || s3Bucket != nil || s3Key != nil || s3Secret != nil {
+            if let s3Endpoint, let s3Bucket, let s3Key, let s3Secret {
+                objectStorage = S3BlobStore.Configuration(
+                    endpoint: s3Endpoint, region: reader.string("CHORUS_S3_REGION") ?? "us-east-1", bucket: s3Bucket, accessKeyID: s3Key,
+                    secretAccessKey: s3Secret,
+                    addressing: reader.value("CHORUS_S3_ADDRESSING", default: .path) { S3BlobStore.Configuration.Addressing(rawValue: $0) })
+            } else {
+                reader.problems.append(
+                    "CHORUS_S3_ENDPOINT, CHORUS_S3_BUCKET, CHORUS_S3_ACCESS_KEY_ID and CHORUS_S3_SECRET_ACCESS_KEY must be set together")
+            }
+        }
         let elevenLabsKey = reader.string("CHORUS_ELEVENLABS_API_KEY")
         let elevenLabsBase = reader.value("CHORUS_ELEVENLABS_BASE_URL", default: URL?.none) { text in
             URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text).flatMap {
@@ -399,7 +420,8 @@ public struct ChorusConfiguration: Sendable {
             openAI: openAI,
             callBridge: callBridge,
             voiceMessages: voiceMessages,
-            elevenLabs: elevenLabs
+            elevenLabs: elevenLabs,
+            objectStorage: objectStorage
         )
         if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
         return configuration

@@ -8,6 +8,7 @@ enum JobKind {
     static let purgeTranscript = "purge_transcript"
     static let applyAppStoreNotification = "apply_app_store_notification"
     static let transcribeMessageAudio = "transcribe_message_audio"
+    static let conversationDigest = "conversation_digest"
 }
 
 /// A job claimed by one worker for a lease.

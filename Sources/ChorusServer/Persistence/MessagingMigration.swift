@@ -127,6 +127,17 @@ struct CreateMessaging: AsyncMigration {
             .field("speech_key", .string)
             .field("created_at", .int64, .required)
             .create()
+        // Daily digests per member; `version` makes the job of a replaced subscription a no-op.
+        try await database.schema("digest_subscriptions")
+            .field("conversation_id", .string, .required, .references("conversations", "id", onDelete: .cascade))
+            .field("user_id", .string, .required, .references("users", "id", onDelete: .cascade))
+            .field("schedule", .string, .required)
+            .field("time_zone", .string, .required)
+            .field("version", .int64, .required)
+            .field("last_digest_at", .int64)
+            .field("next_at", .int64)
+            .compositeIdentifier(over: "conversation_id", "user_id")
+            .create()
         // Realtime events too large for a PostgreSQL notification, referenced by id (removed after an hour).
         try await database.schema("realtime_payloads")
             .field("id", .int64, .identifier(auto: true))
@@ -143,7 +154,8 @@ struct CreateMessaging: AsyncMigration {
 
     func revert(on database: any Database) async throws {
         for table in [
-            "realtime_payloads", "conversation_summaries", "voice_spend", "voice_usage", "speech_cache", "voice_profiles", "message_receipts",
+            "realtime_payloads", "digest_subscriptions", "conversation_summaries", "voice_spend", "voice_usage", "speech_cache", "voice_profiles",
+            "message_receipts",
             "messages", "audio_recordings", "conversation_members", "conversations", "messaging_profiles",
         ] {
             try await database.schema(table).delete()

@@ -240,6 +240,76 @@ extension ChorusStore {
     }
 }
 
+/// A member's daily digest of a conversation.
+struct DigestSubscriptionRecord: Sendable, Equatable {
+    var conversationID: String
+    var userID: String
+    var schedule: String
+    var timeZone: String
+    var version: Int64
+    var lastDigestAt: Date?
+    var nextAt: Date?
+}
+
+extension ChorusStore {
+    func digestSubscription(conversationID: String, userID: String) async throws -> DigestSubscriptionRecord? {
+        try await sql.raw(
+            "SELECT * FROM digest_subscriptions WHERE conversation_id = \(bind: conversationID) AND user_id = \(bind: userID)"
+        ).first().map { row in
+            DigestSubscriptionRecord(
+                conversationID: conversationID, userID: userID, schedule: try row.string("schedule"), timeZone: try row.string("time_zone"),
+                version: try row.decode(column: "version", as: Int64.self), lastDigestAt: try row.optionalDate("last_digest_at"),
+                nextAt: try row.optionalDate("next_at"))
+        }
+    }
+
+    /// Replaces the member's subscription (a new version) and enqueues its first digest when it has one.
+    func setDigestSubscription(
+        conversationID: String, userID: String, schedule: String, timeZone: String, next: Date?, now: Date
+    ) async throws -> DigestSubscriptionRecord {
+        try await writeTransaction { tx in
+            guard
+                let row = try await tx.sql.raw(
+                    """
+                    INSERT INTO digest_subscriptions (conversation_id, user_id, schedule, time_zone, version, next_at)
+                    VALUES (\(bind: conversationID), \(bind: userID), \(bind: schedule), \(bind: timeZone), 1, \(bind: next?.epochMillis))
+                    ON CONFLICT (conversation_id, user_id) DO UPDATE SET schedule = excluded.schedule, time_zone = excluded.time_zone,
+                      version = digest_subscriptions.version + 1, next_at = excluded.next_at
+                    RETURNING version
+                    """
+                ).first()
+            else { throw ChorusStoreError.missingRow("digest_subscriptions") }
+            let version = try row.decode(column: "version", as: Int64.self)
+            if let next {
+                try await tx.enqueueJob(kind: JobKind.conversationDigest, payload: "\(conversationID)|\(userID)|\(version)", runAt: next, now: now)
+            }
+            guard let record = try await tx.digestSubscription(conversationID: conversationID, userID: userID) else {
+                throw ChorusStoreError.missingRow("digest_subscriptions")
+            }
+            return record
+        }
+    }
+
+    /// Records a digest and enqueues the next one, unless the subscription changed meanwhile (compare-and-set on its
+    /// version: the replacement has its own job).
+    func digestRan(_ subscription: DigestSubscriptionRecord, at now: Date, next: Date) async throws {
+        try await writeTransaction { tx in
+            let updated = try await tx.sql.raw(
+                """
+                UPDATE digest_subscriptions SET last_digest_at = \(bind: now.epochMillis), next_at = \(bind: next.epochMillis)
+                WHERE conversation_id = \(bind: subscription.conversationID) AND user_id = \(bind: subscription.userID)
+                  AND version = \(bind: subscription.version)
+                RETURNING version
+                """
+            ).first()
+            guard updated != nil else { return }
+            try await tx.enqueueJob(
+                kind: JobKind.conversationDigest, payload: "\(subscription.conversationID)|\(subscription.userID)|\(subscription.version)",
+                runAt: next, now: now)
+        }
+    }
+}
+
 /// A spend reservation would pass the budget of `period`.
 struct SpendRefused: Error, Equatable {
     var period: String

@@ -25,6 +25,38 @@ struct ConversationAudioController: RouteCollection {
         let routes = routes.grouped(UserAuthenticator(services: services))
         routes.post("conversations", ":conversation_id", "summary", use: summary)
         routes.post("conversations", ":conversation_id", "playback", use: playback)
+        routes.get("conversations", ":conversation_id", "digest", use: digest)
+        routes.put("conversations", ":conversation_id", "digest", use: setDigest)
+    }
+
+    // MARK: Daily digest
+
+    @Sendable
+    func digest(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let conversation = try await conversation(req)
+        let subscription = try await req.store.digestSubscription(conversationID: conversation.id, userID: user.id)
+        return try req.json(
+            DigestSubscriptionDTO(
+                schedule: subscription?.schedule ?? "off", timeZone: subscription?.timeZone ?? "UTC", nextDigestAt: subscription?.nextAt))
+    }
+
+    @Sendable
+    func setDigest(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let conversation = try await conversation(req)
+        let body = try req.decodeJSON(DigestSubscriptionDTO.self)
+        var validator = FieldValidator()
+        validator.check(["morning", "evening", "off"].contains(body.schedule), "schedule", "Use morning, evening or off")
+        let zoneName = body.timeZone ?? "UTC"
+        let zone = TimeZone(identifier: zoneName)
+        validator.check(zone != nil, "time_zone", "Use an IANA time zone such as America/New_York")
+        try validator.throwIfInvalid()
+        let now = services.now()
+        let next = zone.flatMap { DigestJob.nextRun(after: now, schedule: body.schedule, timeZone: $0) }
+        let record = try await req.store.setDigestSubscription(
+            conversationID: conversation.id, userID: user.id, schedule: body.schedule, timeZone: zoneName, next: next, now: now)
+        return try req.json(DigestSubscriptionDTO(schedule: record.schedule, timeZone: record.timeZone, nextDigestAt: record.nextAt))
     }
 
     private func conversation(_ req: Request) async throws -> ConversationRecord {
@@ -54,42 +86,14 @@ struct ConversationAudioController: RouteCollection {
         {
             return try req.json(response(cached, cached: true, now: now))
         }
-
-        let prompt = SummaryPrompt.messages(
-            for: messages.map {
-                SummarySourceMessage(sender: $0.senderName, text: $0.content ?? $0.transcript ?? "", sentAt: $0.createdAt, urgent: $0.urgent)
-            }, now: now, timeZone: TimeZone(identifier: "UTC")!)
-        let settings = services.configuration.voiceMessages
-        let structured: ConversationSummary
+        let record: SummaryRecord
         do {
-            let generated = try await messaging.textGenerator.generate(
-                TextGenerationRequest(
-                    model: settings.summaryModel,
-                    messages: [ChatMessage(role: .system, content: prompt.system), ChatMessage(role: .user, content: prompt.user)],
-                    format: StructuredOutputFormat(name: ConversationSummary.schemaName, schemaJSON: ConversationSummary.jsonSchema),
-                    maxOutputTokens: 1_200, safetyIdentifier: String(user.id.prefix(64))))
-            structured = try ConversationSummary.decode(json: Data(generated.content.utf8))
-        } catch {
-            req.logger.warning("summary generation failed", metadata: ["error": .string("\(error)")])
+            record = try await ConversationSummarizer(services: services).summarize(
+                messages, conversationID: conversation.id, selection: selection, requester: user.id, store: req.store, logger: req.logger)
+        } catch let error as SummaryFailed {
+            req.logger.warning("summary generation failed", metadata: ["error": .string("\(error.underlying)")])
             throw APIError.unavailable(retryAfter: 5, detail: Self.summaryFailedMessage)
         }
-        let narration = structured.narration(maxWords: SummaryPrompt.maxWords)
-        // The narration is spoken by the narrator voice; a speech failure still returns the text.
-        let plan = SpeechPlan(
-            text: narration, synthesizer: messaging.defaultSpeech,
-            template: SpeechRequest(text: narration, voiceID: settings.narratorVoice, model: settings.speechModel, format: .mp3),
-            voiceKind: "default", voiceOwnerID: nil, provider: "openai")
-        let speechKey: String?
-        do {
-            speechKey = try await messaging.speech.speech(plan, requester: user.id, store: req.store, logger: req.logger).entry.key
-        } catch {
-            req.logger.warning("the summary's narration could not be spoken", metadata: ["error": .string("\(error)")])
-            speechKey = nil
-        }
-        let record = SummaryRecord(
-            id: UUID().uuidString.lowercased(), conversationID: conversation.id, selection: selection, lastSeq: newest.seq,
-            messageCount: messages.count, summary: structured, narration: narration, speechKey: speechKey, createdAt: now)
-        try await req.store.saveSummary(record)
         await messaging.fanout.publish(
             RealtimeEventDTO(type: "summary.ready", conversationID: conversation.id, summaryID: record.id), to: [user.id])
         return try req.json(response(record, cached: false, now: now))

@@ -1,0 +1,104 @@
+import ChorusAPI
+import ChorusCore
+import ChorusProviders
+import Foundation
+import Logging
+import SQLKit
+import Vapor
+
+/// The text model could not produce a usable summary.
+struct SummaryFailed: Error {
+    var underlying: any Error
+}
+
+/// Summarises messages with the configured ``TextGenerator`` (strict JSON schema), narrates the result with the
+/// narrator voice and stores it. Shared by `POST /conversations/{id}/summary` and the daily digests.
+struct ConversationSummarizer {
+    let services: ChorusServices
+
+    func summarize(
+        _ messages: [MessageRecord], conversationID: String, selection: String, requester: String, store: ChorusStore, logger: Logger,
+        timeZone: TimeZone = TimeZone(identifier: "UTC")!
+    ) async throws -> SummaryRecord {
+        let messaging = services.messaging
+        let settings = services.configuration.voiceMessages
+        let now = services.now()
+        let prompt = SummaryPrompt.messages(
+            for: messages.map {
+                SummarySourceMessage(sender: $0.senderName, text: $0.content ?? $0.transcript ?? "", sentAt: $0.createdAt, urgent: $0.urgent)
+            }, now: now, timeZone: timeZone)
+        let structured: ConversationSummary
+        do {
+            let generated = try await messaging.textGenerator.generate(
+                TextGenerationRequest(
+                    model: settings.summaryModel,
+                    messages: [ChatMessage(role: .system, content: prompt.system), ChatMessage(role: .user, content: prompt.user)],
+                    format: StructuredOutputFormat(name: ConversationSummary.schemaName, schemaJSON: ConversationSummary.jsonSchema),
+                    maxOutputTokens: 1_200, safetyIdentifier: String(requester.prefix(64))))
+            structured = try ConversationSummary.decode(json: Data(generated.content.utf8))
+        } catch {
+            throw SummaryFailed(underlying: error)
+        }
+        let narration = structured.narration(maxWords: SummaryPrompt.maxWords)
+        // The narration is spoken by the narrator voice; a speech failure still keeps the text.
+        let plan = SpeechPlan(
+            text: narration, synthesizer: messaging.defaultSpeech,
+            template: SpeechRequest(text: narration, voiceID: settings.narratorVoice, model: settings.speechModel, format: .mp3),
+            voiceKind: "default", voiceOwnerID: nil, provider: "openai")
+        let speechKey: String?
+        do {
+            speechKey = try await messaging.speech.speech(plan, requester: requester, store: store, logger: logger).entry.key
+        } catch {
+            logger.warning("the summary's narration could not be spoken", metadata: ["error": .string("\(error)")])
+            speechKey = nil
+        }
+        let record = SummaryRecord(
+            id: UUID().uuidString.lowercased(), conversationID: conversationID, selection: selection, lastSeq: messages.last?.seq ?? 0,
+            messageCount: messages.count, summary: structured, narration: narration, speechKey: speechKey, createdAt: now)
+        try await store.saveSummary(record)
+        return record
+    }
+}
+
+/// Daily digests (US-10): each subscribed member gets, at 07:00 or 19:00 of their time zone, a narrated summary of the
+/// conversation's messages since their previous digest (at most a day back), announced with `digest.ready`. One durable
+/// job per subscription, re-enqueued for the next day when it runs; a changed or cancelled subscription leaves the old
+/// job a no-op (it carries the subscription's version).
+struct DigestJob {
+    let services: ChorusServices
+
+    static func nextRun(after now: Date, schedule: String, timeZone: TimeZone) -> Date? {
+        let hour: Int
+        switch schedule {
+        case "morning": hour = 7
+        case "evening": hour = 19
+        default: return nil
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        return calendar.nextDate(after: now, matching: DateComponents(hour: hour, minute: 0, second: 0), matchingPolicy: .nextTime)
+    }
+
+    func run(_ job: ClaimedJob, store: ChorusStore, logger: Logger) async throws {
+        let parts = job.payload.split(separator: "|").map(String.init)
+        guard parts.count == 3, let version = Int64(parts[2]),
+            let subscription = try await store.digestSubscription(conversationID: parts[0], userID: parts[1]),
+            subscription.version == version, let timeZone = TimeZone(identifier: subscription.timeZone)
+        else { return }
+        let now = services.now()
+        let since = max(subscription.lastDigestAt ?? now.addingTimeInterval(-86_400), now.addingTimeInterval(-86_400))
+        let messages = try await store.recentMessages(
+            conversationID: subscription.conversationID, viewer: subscription.userID, since: since, limit: 200
+        ).filter { ($0.content ?? $0.transcript) != nil }
+        if !messages.isEmpty {
+            let record = try await ConversationSummarizer(services: services).summarize(
+                messages, conversationID: subscription.conversationID, selection: "digest:\(subscription.userID):\(now.epochMillis)",
+                requester: subscription.userID, store: store, logger: logger, timeZone: timeZone)
+            await services.messaging.fanout.publish(
+                RealtimeEventDTO(type: "digest.ready", conversationID: subscription.conversationID, summaryID: record.id),
+                to: [subscription.userID])
+        }
+        guard let next = Self.nextRun(after: now, schedule: subscription.schedule, timeZone: timeZone) else { return }
+        try await store.digestRan(subscription, at: now, next: next)
+    }
+}
