@@ -358,7 +358,7 @@ public struct TranscriptionResponse: Codable, Sendable, Equatable {
 /// One event of the realtime WebSocket (`GET /ws`): `{"type": ..., "conversation_id": ..., ...}`.
 ///
 /// Types: `message.created`, `message.updated`, `message.deleted`, `transcript.ready` (carry `message`),
-/// `summary.ready` (carries `summary_id`), `typing` and `presence` (carry `user_id`; presence also `online`),
+/// `summary.ready` and `digest.ready` (carry `summary_id`, readable at `GET /conversations/{id}/summaries/{summary_id}`), `typing` and `presence` (carry `user_id`; presence also `online`),
 /// `conversation.updated`, `pong`, `error` (carries `detail`).
 public struct RealtimeEventDTO: Codable, Sendable, Equatable {
     public var type: String

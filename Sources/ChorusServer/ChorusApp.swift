@@ -255,6 +255,7 @@ public enum ChorusApp {
                             try await notifications.run(job, store: store, logger: logger)
                         },
                         JobKind.conversationDigest: { job, store, logger in try await digests.run(job, store: store, logger: logger) },
+                        JobKind.deleteProviderVoice: { job, _, _ in try await services.messaging.cloner.deleteVoice(id: job.payload) },
                         JobKind.transcribeMessageAudio: { job, store, logger in
                             try await transcriptions.run(job, store: store, logger: logger)
                         },

@@ -14,7 +14,7 @@ struct ChorusBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chorus-bench",
         abstract: "Benchmarks for Chorus. Run release builds: swift run -c release chorus-bench api",
-        subcommands: [API.self, Bridge.self]
+        subcommands: [API.self, Bridge.self, Messages.self]
     )
 }
 
@@ -50,38 +50,8 @@ struct API: AsyncParsableCommand {
 
     func run() async throws {
         let levels = concurrency.split(separator: ",").compactMap { Int($0) }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-bench-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .error
-            return handler
-        }
-        let port = try freeLoopbackPort()
-        // CHORUS_* variables of the environment (e.g. CHORUS_BLOCKING_THREADS) apply on top of the bench's settings.
-        // The database and data directory are always the bench's own: never a configured one.
-        let overrides = ProcessInfo.processInfo.environment.filter {
-            $0.key.hasPrefix("CHORUS_") && !["CHORUS_DATABASE_URL", "CHORUS_DATA_DIR"].contains($0.key)
-        }
-        let configuration = try ChorusConfiguration.load(
-            from: [
-                "CHORUS_DATABASE_URL": database ?? directory.appendingPathComponent("bench.sqlite").path,
-                "CHORUS_DATA_DIR": directory.appendingPathComponent("data").path,
-                "CHORUS_RATE_LIMITS": "off",
-                "CHORUS_LOG_LEVEL": "error",
-                "CHORUS_PREMIUM_CALLS": "10000000",
-                "CHORUS_SANDBOX_RING_SECONDS": "0.5",
-                "CHORUS_SANDBOX_TALK_SECONDS": "2",
-            ].merging(overrides) { $1 }, hostname: "127.0.0.1", port: port)
-        let app = try await Application.make(.production)
-        app.logger.logLevel = .error
-        var options = ChorusApp.Options()
-        options.bcryptCost = 4
-        try await ChorusApp.configure(app, configuration: configuration, options: options)
-        try await app.asyncBoot()
-        try await app.server.start(address: .hostname("127.0.0.1", port: port))
-
+        let server = try await BenchServer.start(database: database)
+        let port = server.port
         // The load generator gets its own event loop so it does not queue behind the server's.
         let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var clientConfiguration = HTTPClient.Configuration()
@@ -110,14 +80,12 @@ struct API: AsyncParsableCommand {
             }
         } catch {
             try? await client.shutdown()
-            await app.server.shutdown()
-            try? await app.asyncShutdown()
+            await server.stop()
             throw error
         }
         try await client.shutdown()
         try await clientGroup.shutdownGracefully()
-        await app.server.shutdown()
-        try await app.asyncShutdown()
+        await server.stop()
     }
 
     struct Result {

@@ -320,6 +320,10 @@ struct VoiceTests {
             #expect(audio.status == 200 && SandboxAudioFiles.embeddedText(in: audio.body) == summary.narration)
             _ = try await live.next { $0.type == "summary.ready" && $0.summaryID == summary.summaryID }
             await live.close()
+            let stored = try await server.request(.GET, "/conversations/\(group.id)/summaries/\(summary.summaryID)", token: mom.token)
+                .decode(SummaryResponse.self)
+            #expect(stored.overview == summary.overview && stored.narration == summary.narration)
+            #expect(try await server.request(.GET, "/conversations/\(group.id)/summaries/\(summary.summaryID)", token: outsider.token).status == 404)
             // Cached until a new message arrives.
             let again = try await server.request(.POST, "/conversations/\(group.id)/summary", token: mom.token, json: SummaryRequest(last: 60))
                 .decode(SummaryResponse.self)
@@ -401,6 +405,9 @@ struct VoiceTests {
             let login = try await server.request(
                 .POST, "/auth/login", form: "username=\(dad.email)&password=correct%20horse%20battery", headers: [("X-App-Type", "mobile")])
             let token = try login.decode(TokenResponse.self).accessToken
+            let digest = try await server.request(.GET, "/conversations/\(group.id)/summaries/\(event.summaryID ?? "")", token: token)
+                .decode(SummaryResponse.self)
+            #expect(digest.messageCount == 3 && !digest.overview.isEmpty)
             try await server.eventually("the next digest is scheduled") {
                 let next = try await server.request(.GET, "/conversations/\(group.id)/digest", token: token).decode(DigestSubscriptionDTO.self)
                 return (next.nextDigestAt ?? first) > first

@@ -9,6 +9,7 @@ enum JobKind {
     static let applyAppStoreNotification = "apply_app_store_notification"
     static let transcribeMessageAudio = "transcribe_message_audio"
     static let conversationDigest = "conversation_digest"
+    static let deleteProviderVoice = "delete_provider_voice"
 }
 
 /// A job claimed by one worker for a lease.

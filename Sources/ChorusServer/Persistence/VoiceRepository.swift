@@ -212,16 +212,22 @@ struct SummaryRecord: Sendable {
 extension ChorusStore {
     /// The newest summary of the same selection covering exactly up to `lastSeq`.
     func summary(conversationID: String, selection: String, lastSeq: Int64) async throws -> SummaryRecord? {
-        guard
-            let row = try await reader.raw(
-                """
-                SELECT * FROM conversation_summaries WHERE conversation_id = \(bind: conversationID) AND selection = \(bind: selection)
-                  AND last_seq = \(bind: lastSeq) ORDER BY created_at DESC LIMIT 1
-                """
-            ).first()
-        else { return nil }
-        return SummaryRecord(
-            id: try row.string("id"), conversationID: conversationID, selection: selection, lastSeq: lastSeq,
+        try await reader.raw(
+            """
+            SELECT * FROM conversation_summaries WHERE conversation_id = \(bind: conversationID) AND selection = \(bind: selection)
+              AND last_seq = \(bind: lastSeq) ORDER BY created_at DESC LIMIT 1
+            """
+        ).first().map(Self.summaryRecord)
+    }
+
+    func summary(id: String) async throws -> SummaryRecord? {
+        try await reader.raw("SELECT * FROM conversation_summaries WHERE id = \(bind: id)").first().map(Self.summaryRecord)
+    }
+
+    private static func summaryRecord(_ row: any SQLRow) throws -> SummaryRecord {
+        SummaryRecord(
+            id: try row.string("id"), conversationID: try row.string("conversation_id"), selection: try row.string("selection"),
+            lastSeq: try row.decode(column: "last_seq", as: Int64.self),
             messageCount: try row.int("message_count"), summary: try ConversationSummary.decode(json: Data(try row.string("summary_json").utf8)),
             narration: try row.string("narration"), speechKey: try row.optionalString("speech_key"), createdAt: try row.date("created_at"))
     }

@@ -226,9 +226,13 @@ struct AudioController: RouteCollection {
         if let language = body.language, !(2...3).contains(language.count) || !language.allSatisfy(\.isLetter) {
             throw APIError.invalid("language", "Use an ISO-639-1 code such as en")
         }
-        let result = try await VoiceTranscription(services: services).transcribe(
+        let (result, provider) = try await VoiceTranscription(services: services).transcribe(
             record, language: body.language, store: req.store, logger: req.logger)
-        return try req.json(result)
+        let response = try req.json(result)
+        // How long the speech provider took, so clients and benchmarks can tell its time from the server's.
+        let milliseconds = Double(provider.components.seconds) * 1_000 + Double(provider.components.attoseconds) / 1e15
+        response.headers.replaceOrAdd(name: "Server-Timing", value: String(format: "provider;dur=%.1f", milliseconds))
+        return response
     }
 }
 

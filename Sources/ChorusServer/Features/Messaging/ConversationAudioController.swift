@@ -25,6 +25,7 @@ struct ConversationAudioController: RouteCollection {
         let routes = routes.grouped(UserAuthenticator(services: services))
         routes.post("conversations", ":conversation_id", "summary", use: summary)
         routes.post("conversations", ":conversation_id", "playback", use: playback)
+        routes.get("conversations", ":conversation_id", "summaries", ":summary_id", use: storedSummary)
         routes.get("conversations", ":conversation_id", "digest", use: digest)
         routes.put("conversations", ":conversation_id", "digest", use: setDigest)
     }
@@ -97,6 +98,16 @@ struct ConversationAudioController: RouteCollection {
         await messaging.fanout.publish(
             RealtimeEventDTO(type: "summary.ready", conversationID: conversation.id, summaryID: record.id), to: [user.id])
         return try req.json(response(record, cached: false, now: now))
+    }
+
+    /// A stored summary or digest (the `summary_id` of `summary.ready` and `digest.ready`), for members only.
+    @Sendable
+    func storedSummary(_ req: Request) async throws -> Response {
+        let conversation = try await conversation(req)
+        guard let id = req.parameters.get("summary_id"), let record = try await req.store.summary(id: id),
+            record.conversationID == conversation.id
+        else { throw APIError.notFound("Summary not found") }
+        return try req.json(response(record, cached: true, now: services.now()))
     }
 
     private func response(_ record: SummaryRecord, cached: Bool, now: Date) -> SummaryResponse {

@@ -19,17 +19,21 @@ struct VoiceData {
 }
 
 extension VoiceData {
-    /// Deletes a cloned voice at the provider (a voice it no longer knows counts as deleted) and every speech generated
-    /// with it. A provider outage is a 503: the voice stays until the deletion succeeds.
+    /// Deletes every speech generated with a cloned voice, then the voice at the provider (a voice it no longer knows
+    /// counts as deleted). When the provider cannot be reached the deletion is handed to a durable job that retries it
+    /// with backoff, so the voice never outlives its owner's decision.
     func deleteClonedVoice(_ profile: VoiceProfileRecord, store: ChorusStore, logger: Logger) async throws {
+        for blob in try await store.deleteSpeech(voiceOwnerID: profile.userID) {
+            if let key = BlobKey(rawValue: blob) { try await services.messaging.blobs.delete(key) }
+        }
         do {
             try await services.messaging.cloner.deleteVoice(id: profile.providerVoiceID)
         } catch let error as ProviderError {
-            logger.error("could not delete a cloned voice at the provider", metadata: ["error": .string("\(error)")])
-            throw APIError.unavailable(retryAfter: 30, detail: "The voice could not be deleted right now; try again in a moment")
-        }
-        for blob in try await store.deleteSpeech(voiceOwnerID: profile.userID) {
-            if let key = BlobKey(rawValue: blob) { try await services.messaging.blobs.delete(key) }
+            logger.warning("a cloned voice will be deleted at the provider later", metadata: ["error": .string("\(error)")])
+            let now = services.now()
+            try await store.enqueueJob(
+                kind: JobKind.deleteProviderVoice, payload: profile.providerVoiceID, runAt: now.addingTimeInterval(30), now: now,
+                maxAttempts: 20)
         }
     }
 }

@@ -27,12 +27,18 @@ struct VoiceTranscription {
     /// The PRD's message when transcription fails (Appendix B).
     static let failureMessage = "Couldn't transcribe audio. Please try again in a quieter environment."
 
-    func transcribe(_ record: AudioRecord, language: String?, store: ChorusStore, logger: Logger) async throws -> TranscriptionResponse {
+    /// The transcript, and how long the provider took (reported as `Server-Timing`).
+    func transcribe(
+        _ record: AudioRecord, language: String?, store: ChorusStore, logger: Logger
+    ) async throws -> (
+        TranscriptionResponse, provider: Duration
+    ) {
         let messaging = services.messaging
         guard let key = BlobKey(rawValue: record.blobKey),
             let audio = try await messaging.blobs.data(key, limit: services.configuration.voiceMessages.maxUploadBytes + 1)
         else { throw APIError.notFound("Recording not found") }
         let transcription: Transcription
+        let started = ContinuousClock.now
         do {
             transcription = try await messaging.transcriber.transcribe(
                 TranscriptionRequest(
@@ -41,12 +47,15 @@ struct VoiceTranscription {
             logger.warning("transcription failed", metadata: ["audio_id": .string(record.id), "error": .string("\(error)")])
             throw APIError.unavailable(retryAfter: 5, detail: Self.failureMessage)
         }
+        let provider = ContinuousClock.now - started
         let assessment = TranscriptQuality.assess(text: transcription.text, evidence: transcription.evidence)
         try await store.saveTranscript(
             audioID: record.id, text: assessment.text, confidence: assessment.confidence, label: assessment.label?.rawValue,
             language: transcription.language ?? language)
-        return TranscriptionResponse(
-            transcript: assessment.text, confidence: assessment.confidence, confidenceLabel: assessment.label?.rawValue,
-            language: transcription.language ?? language, durationSeconds: Double(record.durationMs) / 1000)
+        return (
+            TranscriptionResponse(
+                transcript: assessment.text, confidence: assessment.confidence, confidenceLabel: assessment.label?.rawValue,
+                language: transcription.language ?? language, durationSeconds: Double(record.durationMs) / 1000), provider
+        )
     }
 }
