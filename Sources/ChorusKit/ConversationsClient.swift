@@ -95,4 +95,105 @@ public struct ConversationsClient: Sendable {
         request.idempotent = true  // marking read twice changes nothing
         return Conversation(try await session.send(request, as: ConversationDTO.self))
     }
+
+    // MARK: Conversation audio
+
+    /// What the summaries throw (as ``ChorusError/api(status:detail:)``, status 503) when none can be produced: the
+    /// product's own wording.
+    public static let summaryFailedMessage = "Couldn't generate summary right now. Try again in a moment."
+
+    /// A narrated summary of the conversation's last messages: overview, decisions, action items, dates and urgent
+    /// items, and the narration spoken by the narrator voice. Served from storage while no new message arrives (up to
+    /// 7 days), and announced by a `summary.ready` event when new.
+    ///
+    /// - Parameters:
+    ///   - conversationID: the conversation.
+    ///   - last: how many of the latest messages to summarise, 20–200.
+    /// - Throws: ``ChorusError/validation(_:)`` (field `last`) out of range; ``ChorusError/api(status:detail:)`` with
+    ///   400 when there are no messages, 503 with ``summaryFailedMessage``; ``ChorusError/notFound`` for a
+    ///   conversation the user is not a member of.
+    public func summary(of conversationID: String, last: Int = 50) async throws -> ConversationSummary {
+        try await summary(of: conversationID, SummaryRequest(last: last))
+    }
+
+    /// A narrated summary of the conversation's messages since a time (at most the last 200), e.g. since the user last
+    /// opened it.
+    ///
+    /// - Parameters:
+    ///   - conversationID: the conversation.
+    ///   - since: summarise the messages sent after this time.
+    /// - Throws: like ``summary(of:last:)``.
+    public func summary(of conversationID: String, since: Date) async throws -> ConversationSummary {
+        try await summary(of: conversationID, SummaryRequest(since: since))
+    }
+
+    private func summary(of conversationID: String, _ body: SummaryRequest) async throws -> ConversationSummary {
+        var request = try APIRequest.post("/conversations/\(conversationID)/summary", json: body)
+        request.idempotent = true  // the same messages give the stored summary
+        do {
+            return ConversationSummary(try await session.send(request, as: SummaryResponse.self))
+        } catch ChorusError.server(status: 503, _) {
+            throw ChorusError.api(status: 503, detail: Self.summaryFailedMessage)
+        }
+    }
+
+    /// A summary or daily digest made earlier: the `summary_id` of a `summary.ready` or `digest.ready` event.
+    ///
+    /// - Parameters:
+    ///   - summaryID: the summary's ``ConversationSummary/id``.
+    ///   - conversationID: its conversation.
+    /// - Throws: ``ChorusError/notFound`` when it does not exist, belongs to another conversation, or the user is not a
+    ///   member.
+    public func storedSummary(id summaryID: String, in conversationID: String) async throws -> ConversationSummary {
+        ConversationSummary(try await session.send(.get("/conversations/\(conversationID)/summaries/\(summaryID)"), as: SummaryResponse.self))
+    }
+
+    /// The conversation's last messages read aloud, each in its sender's voice (cloned or default), joined into one
+    /// WAV file with a timeline of who speaks when.
+    ///
+    /// - Parameters:
+    ///   - conversationID: the conversation.
+    ///   - last: how many of the latest messages with text, 1–30.
+    /// - Throws: ``ChorusError/validation(_:)`` (field `last`) out of range; ``ChorusError/rateLimited(retryAfter:)``
+    ///   when the user's speech generations for the day are used up; ``ChorusError/api(status:detail:)`` with 400 when
+    ///   there is nothing to play, 503 with ``VoiceClient/speechUnavailableMessage``; ``ChorusError/notFound`` for a
+    ///   conversation the user is not a member of.
+    public func playback(of conversationID: String, last: Int = 10) async throws -> ConversationPlayback {
+        var request = try APIRequest.post("/conversations/\(conversationID)/playback", json: PlaybackRequest(last: last))
+        request.idempotent = true  // each message's speech is generated once, the joined file stored once
+        do {
+            return try ConversationPlayback(try await session.send(request, as: PlaybackResponse.self))
+        } catch ChorusError.server(status: 503, _) {
+            throw ChorusError.api(status: 503, detail: VoiceClient.speechUnavailableMessage)
+        }
+    }
+
+    /// The user's daily digest of the conversation; ``DigestSchedule/off`` until they subscribe.
+    ///
+    /// - Throws: ``ChorusError/notFound`` for a conversation the user is not a member of.
+    public func digest(of conversationID: String) async throws -> DigestSubscription {
+        DigestSubscription(try await session.send(.get("/conversations/\(conversationID)/digest"), as: DigestSubscriptionDTO.self))
+    }
+
+    /// Subscribes the user to a daily digest of the conversation (a narrated summary of the day's messages at 07:00 or
+    /// 19:00 in their time zone), or ends it with ``DigestSchedule/off``.
+    ///
+    /// - Parameters:
+    ///   - conversationID: the conversation.
+    ///   - schedule: morning, evening or off.
+    ///   - timeZone: the time zone the schedule follows; the device's by default.
+    /// - Returns: the subscription, with when the next digest is due.
+    /// - Throws: ``ChorusError/validation(_:)`` naming `schedule` or `time_zone`; ``ChorusError/notFound`` for a
+    ///   conversation the user is not a member of.
+    @discardableResult
+    public func setDigest(
+        of conversationID: String, schedule: DigestSchedule, timeZone: TimeZone = .current
+    ) async throws
+        -> DigestSubscription
+    {
+        let body = DigestSubscriptionDTO(schedule: schedule.rawValue, timeZone: timeZone.identifier)
+        let data = try ChorusJSON.makeEncoder().encode(body)
+        let request = APIRequest(method: "PUT", path: "/conversations/\(conversationID)/digest", body: .json(data))
+        return DigestSubscription(try await session.send(request, as: DigestSubscriptionDTO.self))
+    }
 }

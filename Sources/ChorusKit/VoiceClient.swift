@@ -121,6 +121,81 @@ public struct VoiceClient: Sendable {
         }
     }
 
+    // MARK: Cloned voice
+
+    /// What ``cloneVoice(sampleAudioID:script:consent:)`` throws (as ``ChorusError/api(status:detail:)``, status 422 or
+    /// 503) when the voice service cannot clone the sample: the product's own wording.
+    public static let cloningFailedMessage =
+        "We couldn't process your voice sample. Please re-record in a quiet space and speak clearly for 30 seconds."
+
+    /// What speech, playback and summary narration throw (as ``ChorusError/api(status:detail:)``, status 503) when no
+    /// audio can be generated: the product's own wording. The text can still be read.
+    public static let speechUnavailableMessage = "Audio unavailable. You can still read the message."
+
+    /// The user's cloned voice, or the default voice their messages use without one.
+    public func voiceProfile() async throws -> VoiceProfile {
+        VoiceProfile(try await session.send(.get("/voice-profile"), as: VoiceProfileResponse.self))
+    }
+
+    /// Clones the user's voice from a recording of them reading a script, so their messages can be played in their own
+    /// voice. Cloning again replaces the voice (the old one is deleted at the provider).
+    ///
+    /// Upload the sample first with ``upload(file:format:longForm:)`` and `longForm: true` (it must be 30 seconds to
+    /// 3 minutes long). The user must be 18 or older (their ``MessagingProfile/birthYear`` set) and agree to
+    /// ``VoiceProfile/consentStatement``. A network failure is not retried: a repeat would clone again.
+    ///
+    /// - Parameters:
+    ///   - sampleAudioID: the sample's ``Recording/audioID``.
+    ///   - script: the text the user read (10–2,000 characters).
+    ///   - consent: the user confirms the recording is their own voice and agrees to its use for their messages.
+    /// - Returns: the ready voice profile.
+    /// - Throws: ``ChorusError/validation(_:)`` naming `consent`, `script` or `audio_id` (not the user's, or not 30 s –
+    ///   3 min long); ``ChorusError/api(status:detail:)`` with 403 (no birth year, under 18, voice features off), 422
+    ///   or 503 with ``cloningFailedMessage`` when the voice service refused or failed.
+    public func cloneVoice(sampleAudioID: String, script: String, consent: Bool) async throws -> VoiceProfile {
+        let request = try APIRequest.post(
+            "/voice-profile", json: CreateVoiceProfileRequest(audioID: sampleAudioID, script: script, consent: consent))
+        do {
+            return VoiceProfile(try await session.send(request, as: VoiceProfileResponse.self))
+        } catch ChorusError.server(status: 503, _) {
+            throw ChorusError.api(status: 503, detail: Self.cloningFailedMessage)
+        }
+    }
+
+    /// Deletes the user's cloned voice (at the provider too) and every speech generated with it; their messages are
+    /// then spoken in their default voice.
+    ///
+    /// - Throws: ``ChorusError/notFound`` when there is no cloned voice.
+    public func deleteVoiceProfile() async throws {
+        try await session.send(APIRequest(method: "DELETE", path: "/voice-profile"))
+    }
+
+    /// The voices messages are spoken in when their sender has no cloned voice; set one with
+    /// ``updateProfile(displayName:birthYear:retentionDays:voiceFeaturesEnabled:defaultVoice:)`` (its ``Voice/id``).
+    public func defaultVoices() async throws -> [Voice] {
+        try await session.send(.get("/voices/defaults"), as: VoicesResponse.self).voices.map(Voice.init)
+    }
+
+    // MARK: Privacy
+
+    /// Everything the server holds of the user's voice: recordings (with download URLs), transcripts, voice messages
+    /// and the cloned voice with its consent (the right to data portability).
+    public func exportVoiceData() async throws -> VoiceDataExport {
+        try await session.send(.get("/me/voice-data"), as: VoiceDataExport.self)
+    }
+
+    /// Erases the user's voice data everywhere (the right to erasure): recordings, the transcripts of their messages,
+    /// the cloned voice (at the provider too) and every speech generated with it. Text messages stay. Erasing again
+    /// erases nothing more.
+    ///
+    /// - Returns: what was erased.
+    /// - Throws: ``ChorusError/server(status:requestID:)`` when the voice provider could not delete the cloned voice:
+    ///   nothing was erased then, try again later.
+    @discardableResult
+    public func eraseVoiceData() async throws -> VoiceDataErasure {
+        try await session.send(APIRequest(method: "DELETE", path: "/me/voice-data"), as: VoiceDataErasure.self)
+    }
+
     // MARK: Realtime
 
     /// The events of the user's conversations as they happen: new, edited and deleted messages, transcripts ready,
@@ -244,6 +319,26 @@ public struct VoiceClient: Sendable {
             defer { group.cancelAll() }
             guard let result = try await group.next() else { throw ChorusError.network(URLError(.timedOut)) }
             return result
+        }
+    }
+}
+
+extension MessagesClient {
+    /// A message spoken in its sender's voice: their cloned voice, else their default voice. Generated once, then
+    /// served from storage to every member (``Speech/isCached``).
+    ///
+    /// - Parameter messageID: a message with text or a transcript.
+    /// - Throws: ``ChorusError/rateLimited(retryAfter:)`` when the user's speech generations for the day are used up
+    ///   (cached speech still plays); ``ChorusError/api(status:detail:)`` with 400 for a message without text, 503
+    ///   with ``VoiceClient/speechUnavailableMessage`` when no audio could be generated (or spending is paused);
+    ///   ``ChorusError/notFound`` when the user cannot see the message.
+    public func speech(for messageID: String) async throws -> Speech {
+        var request = APIRequest.post("/messages/\(messageID)/speech")
+        request.idempotent = true  // generated once, then served from storage
+        do {
+            return try Speech(try await session.send(request, as: SpeechResponse.self))
+        } catch ChorusError.server(status: 503, _) {
+            throw ChorusError.api(status: 503, detail: VoiceClient.speechUnavailableMessage)
         }
     }
 }

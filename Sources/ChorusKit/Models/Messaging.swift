@@ -534,3 +534,442 @@ public enum MessagingEvent: Sendable, Hashable {
         }
     }
 }
+
+// MARK: - Voice profile and speech
+
+/// The user's cloned voice (`GET /voice-profile`), from ``VoiceClient/voiceProfile()``: whether their messages are
+/// spoken in their own voice, and the voice used otherwise.
+public struct VoiceProfile: Sendable, Hashable {
+    /// Whether a cloned voice exists.
+    public enum Status: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// Messages are spoken in the user's cloned voice (`ready`).
+        case ready
+        /// No cloned voice: messages are spoken in ``VoiceProfile/defaultVoice`` (`none`).
+        case none
+        /// A status this version of the SDK does not know.
+        case unknown(String)
+
+        /// Reads the server's value.
+        public init(rawValue: String) {
+            switch rawValue {
+            case "ready": self = .ready
+            case "none": self = .none
+            default: self = .unknown(rawValue)
+            }
+        }
+
+        /// The server's value, e.g. `ready`.
+        public var rawValue: String {
+            switch self {
+            case .ready: "ready"
+            case .none: "none"
+            case .unknown(let value): value
+            }
+        }
+
+        /// The same as ``rawValue``.
+        public var description: String { rawValue }
+    }
+
+    /// Whether the cloned voice is ready.
+    public var status: Status
+    /// When the voice was cloned.
+    public var createdAt: Date?
+    /// When the user gave their consent.
+    public var consentedAt: Date?
+    /// The consent statement the user agreed to, to show on the voice settings screen.
+    public var consentStatement: String?
+    /// The script the user read for the sample.
+    public var script: String?
+    /// A short sample of the cloned voice (a short-lived signed URL); `nil` without a cloned voice, or when the
+    /// preview could not be generated.
+    public var previewURL: URL?
+    /// The voice used for the user's messages when there is no cloned voice (see ``VoiceClient/defaultVoices()``).
+    public var defaultVoice: String
+
+    /// Whether the user's messages are spoken in their cloned voice.
+    public var hasClonedVoice: Bool { status == .ready }
+
+    /// Converts the wire format.
+    public init(_ dto: VoiceProfileResponse) {
+        status = Status(rawValue: dto.status)
+        createdAt = dto.createdAt
+        consentedAt = dto.consentedAt
+        consentStatement = dto.consentStatement
+        script = dto.script
+        previewURL = dto.previewURL.flatMap(URL.init(string:))
+        defaultVoice = dto.defaultVoice
+    }
+}
+
+/// A message spoken in its sender's voice (`POST /messages/{id}/speech`), from ``MessagesClient/speech(for:)``.
+public struct Speech: Sendable, Hashable {
+    /// Whose voice speaks.
+    public enum VoiceKind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// The sender's own cloned voice (`cloned`).
+        case cloned
+        /// The default voice the sender chose, as they have no cloned voice (`default`).
+        case `default`
+        /// A kind this version of the SDK does not know.
+        case unknown(String)
+
+        /// Reads the server's value.
+        public init(rawValue: String) {
+            switch rawValue {
+            case "cloned": self = .cloned
+            case "default": self = .default
+            default: self = .unknown(rawValue)
+            }
+        }
+
+        /// The server's value, e.g. `cloned`.
+        public var rawValue: String {
+            switch self {
+            case .cloned: "cloned"
+            case .default: "default"
+            case .unknown(let value): value
+            }
+        }
+
+        /// The same as ``rawValue``.
+        public var description: String { rawValue }
+    }
+
+    /// A short-lived signed URL of the audio: play it without the access token (it supports `Range`). Ask for the
+    /// speech again for a fresh URL once it has expired (403); that does not generate it again.
+    public var audioURL: URL
+    /// The audio's media type, e.g. `audio/mpeg`.
+    public var contentType: String
+    /// The sender's cloned voice or their default voice.
+    public var voice: VoiceKind
+    /// Whether the audio was already generated (no new generation counted against the daily limit).
+    public var isCached: Bool
+
+    /// Converts the wire format.
+    ///
+    /// - Throws: ``ChorusError/decoding(_:)`` when `audio_url` is not a URL.
+    public init(_ dto: SpeechResponse) throws {
+        guard let url = URL(string: dto.audioURL) else { throw ChorusError.decoding("speech: audio_url is not a URL: \(dto.audioURL)") }
+        audioURL = url
+        contentType = dto.contentType
+        voice = VoiceKind(rawValue: dto.voice)
+        isCached = dto.cached
+    }
+}
+
+// MARK: - Conversation audio
+
+/// A structured, narrated summary of a conversation's messages, from ``ConversationsClient/summary(of:last:)``,
+/// ``ConversationsClient/summary(of:since:)`` and ``ConversationsClient/storedSummary(id:in:)`` (daily digests too).
+public struct ConversationSummary: Sendable, Hashable, Identifiable {
+    /// Something someone has to do.
+    public struct ActionItem: Sendable, Hashable {
+        /// Who does it (a member's name as the messages give it).
+        public var owner: String
+        /// What they do.
+        public var task: String
+        /// By when, as the messages say it (e.g. `Friday`), if they do.
+        public var due: String?
+
+        /// Converts the wire format.
+        public init(_ dto: SummaryActionItemDTO) {
+            owner = dto.owner
+            task = dto.task
+            due = dto.due
+        }
+    }
+
+    /// A date the messages mention.
+    public struct MentionedDate: Sendable, Hashable {
+        /// The date as the messages give it (e.g. `2026-03-14` or `next Tuesday`).
+        public var date: String
+        /// What happens then.
+        public var what: String
+
+        /// Converts the wire format.
+        public init(_ dto: SummaryDateDTO) {
+            date = dto.date
+            what = dto.what
+        }
+    }
+
+    /// The summary's id (``MessagingEvent`` `summary.ready` and `digest.ready` events carry it).
+    public var id: String
+    /// The conversation it summarises.
+    public var conversationID: String
+    /// How many messages it covers.
+    public var messageCount: Int
+    /// What the conversation was about, in a few sentences.
+    public var overview: String
+    /// What was decided.
+    public var decisions: [String]
+    /// Who has to do what.
+    public var actionItems: [ActionItem]
+    /// The dates mentioned.
+    public var dates: [MentionedDate]
+    /// What needs attention soon.
+    public var urgentItems: [String]
+    /// The text read aloud (at most 300 words, written for listening).
+    public var narration: String
+    /// The narration spoken by the narrator voice (a short-lived signed URL); `nil` when speech could not be
+    /// generated (show ``narration`` instead).
+    public var audioURL: URL?
+    /// When it was generated.
+    public var generatedAt: Date
+    /// Whether it was served from storage: no new messages since, and less than 7 days old.
+    public var isCached: Bool
+
+    /// Converts the wire format.
+    public init(_ dto: SummaryResponse) {
+        id = dto.summaryID
+        conversationID = dto.conversationID
+        messageCount = dto.messageCount
+        overview = dto.overview
+        decisions = dto.decisions
+        actionItems = dto.actionItems.map(ActionItem.init)
+        dates = dto.dates.map(MentionedDate.init)
+        urgentItems = dto.urgentItems
+        narration = dto.narration
+        audioURL = dto.audioURL.flatMap(URL.init(string:))
+        generatedAt = dto.generatedAt
+        isCached = dto.cached
+    }
+}
+
+/// The last messages of a conversation read aloud, each in its sender's voice, as one WAV file, from
+/// ``ConversationsClient/playback(of:last:)``.
+public struct ConversationPlayback: Sendable, Hashable {
+    /// One message of the playback: who speaks, from when to when.
+    public struct Entry: Sendable, Hashable {
+        /// The message spoken.
+        public var messageID: String
+        /// Its sender's display name.
+        public var sender: String
+        /// When the message starts, in seconds from the start of the file.
+        public var start: TimeInterval
+        /// When it ends, in seconds from the start of the file.
+        public var end: TimeInterval
+
+        /// Converts the wire format (milliseconds).
+        public init(_ dto: PlaybackEntryDTO) {
+            messageID = dto.messageID
+            sender = dto.sender
+            start = TimeInterval(dto.startMs) / 1000
+            end = TimeInterval(dto.endMs) / 1000
+        }
+    }
+
+    /// A short-lived signed URL of the WAV file (it supports `Range`).
+    public var audioURL: URL
+    /// The file's length, in seconds.
+    public var duration: TimeInterval
+    /// The messages in the order they play (oldest first), with 300 ms of silence between them.
+    public var timeline: [Entry]
+
+    /// The message playing at `time` seconds from the start, to show who is speaking; `nil` in the pauses between
+    /// messages.
+    public func entry(at time: TimeInterval) -> Entry? {
+        timeline.first { $0.start <= time && time < $0.end }
+    }
+
+    /// Converts the wire format.
+    ///
+    /// - Throws: ``ChorusError/decoding(_:)`` when `audio_url` is not a URL.
+    public init(_ dto: PlaybackResponse) throws {
+        guard let url = URL(string: dto.audioURL) else { throw ChorusError.decoding("playback: audio_url is not a URL: \(dto.audioURL)") }
+        audioURL = url
+        duration = TimeInterval(dto.durationMs) / 1000
+        timeline = dto.timeline.map(Entry.init)
+    }
+}
+
+/// When the user receives a conversation's daily digest: a narrated summary of the day's messages.
+public enum DigestSchedule: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// At 07:00 in the user's time zone (`morning`).
+    case morning
+    /// At 19:00 in the user's time zone (`evening`).
+    case evening
+    /// No digest (`off`).
+    case off
+    /// A schedule this version of the SDK does not know.
+    case unknown(String)
+
+    /// Reads the server's value.
+    public init(rawValue: String) {
+        switch rawValue {
+        case "morning": self = .morning
+        case "evening": self = .evening
+        case "off": self = .off
+        default: self = .unknown(rawValue)
+        }
+    }
+
+    /// The server's value, e.g. `morning`.
+    public var rawValue: String {
+        switch self {
+        case .morning: "morning"
+        case .evening: "evening"
+        case .off: "off"
+        case .unknown(let value): value
+        }
+    }
+
+    /// The same as ``rawValue``.
+    public var description: String { rawValue }
+}
+
+/// The user's daily digest of one conversation (`GET`/`PUT /conversations/{id}/digest`), from
+/// ``ConversationsClient/digest(of:)``. A `digest.ready` event announces each digest; read it with
+/// ``ConversationsClient/storedSummary(id:in:)``.
+public struct DigestSubscription: Sendable, Hashable {
+    /// Morning, evening or off.
+    public var schedule: DigestSchedule
+    /// The IANA time zone the schedule follows, e.g. `Europe/Paris`.
+    public var timeZone: String
+    /// When the next digest is due; `nil` when off.
+    public var nextDigestAt: Date?
+
+    /// Converts the wire format.
+    public init(_ dto: DigestSubscriptionDTO) {
+        schedule = DigestSchedule(rawValue: dto.schedule)
+        timeZone = dto.timeZone ?? "UTC"
+        nextDigestAt = dto.nextDigestAt
+    }
+}
+
+// MARK: - Voice data (privacy)
+
+/// Everything the server holds of the user's voice (`GET /me/voice-data`), from ``VoiceClient/exportVoiceData()``:
+/// the portable copy of GDPR Article 20. It encodes back to the server's JSON, so an app can save it as a file.
+public struct VoiceDataExport: Sendable, Equatable, Codable {
+    /// One stored recording.
+    public struct Recording: Sendable, Hashable, Codable {
+        /// The recording's id.
+        public var audioID: String
+        /// When it was uploaded.
+        public var createdAt: Date
+        /// Its format: `m4a`, `mp3` or `wav`.
+        public var format: String
+        /// Its length, in seconds.
+        public var durationSeconds: Double
+        /// Its size, in bytes.
+        public var sizeBytes: Int
+        /// When the retention period deletes it, unless a message keeps it (starred).
+        public var expiresAt: Date?
+        /// Its machine transcript, if transcribed.
+        public var transcript: String?
+        /// How sure the speech model was of the transcript, 0–1.
+        public var transcriptConfidence: Double?
+        /// The transcript's language (ISO-639-1).
+        public var transcriptLanguage: String?
+        /// A short-lived signed URL to download it.
+        public var audioURL: String
+
+        enum CodingKeys: String, CodingKey {
+            case audioID = "audio_id"
+            case createdAt = "created_at"
+            case format
+            case durationSeconds = "duration_seconds"
+            case sizeBytes = "size_bytes"
+            case expiresAt = "expires_at"
+            case transcript
+            case transcriptConfidence = "transcript_confidence"
+            case transcriptLanguage = "transcript_language"
+            case audioURL = "audio_url"
+        }
+    }
+
+    /// One voice message the user sent.
+    public struct VoiceMessage: Sendable, Hashable, Codable {
+        /// The message's id.
+        public var messageID: String
+        /// Its conversation.
+        public var conversationID: String
+        /// When it was sent.
+        public var createdAt: Date
+        /// `audio` or `both` (see ``Message/SendMode-swift.enum``).
+        public var sendMode: String
+        /// The reviewed transcript sent with it.
+        public var content: String?
+        /// The machine transcript.
+        public var transcript: String?
+        /// Its recording, unless erased or expired.
+        public var audioID: String?
+
+        enum CodingKeys: String, CodingKey {
+            case messageID = "message_id"
+            case conversationID = "conversation_id"
+            case createdAt = "created_at"
+            case sendMode = "send_mode"
+            case content
+            case transcript
+            case audioID = "audio_id"
+        }
+    }
+
+    /// The user's cloned voice and their consent.
+    public struct ClonedVoice: Sendable, Hashable, Codable {
+        /// The voice-cloning provider holding it, e.g. `elevenlabs`.
+        public var provider: String
+        /// When it was cloned.
+        public var createdAt: Date
+        /// When the user consented.
+        public var consentedAt: Date
+        /// The statement they agreed to.
+        public var consentStatement: String
+        /// The script they read.
+        public var script: String
+        /// The recording it was cloned from, unless erased.
+        public var sampleAudioID: String?
+
+        enum CodingKeys: String, CodingKey {
+            case provider
+            case createdAt = "created_at"
+            case consentedAt = "consented_at"
+            case consentStatement = "consent_statement"
+            case script
+            case sampleAudioID = "sample_audio_id"
+        }
+    }
+
+    /// When the export was made.
+    public var exportedAt: Date
+    /// The messaging profile (the wire format: every field is present).
+    public var profile: MessagingProfileDTO
+    /// The stored recordings.
+    public var recordings: [Recording]
+    /// The voice messages sent.
+    public var voiceMessages: [VoiceMessage]
+    /// The cloned voice, if any.
+    public var clonedVoice: ClonedVoice?
+    /// How many generated speeches use the user's cloned voice.
+    public var generatedSpeechInYourVoice: Int
+
+    enum CodingKeys: String, CodingKey {
+        case exportedAt = "exported_at"
+        case profile
+        case recordings
+        case voiceMessages = "voice_messages"
+        case clonedVoice = "cloned_voice"
+        case generatedSpeechInYourVoice = "generated_speech_in_your_voice"
+    }
+}
+
+/// What ``VoiceClient/eraseVoiceData()`` erased (`DELETE /me/voice-data`). Text messages stay.
+public struct VoiceDataErasure: Sendable, Hashable, Codable {
+    /// Recordings deleted, with their stored audio.
+    public var recordings: Int
+    /// Transcripts removed from the user's messages.
+    public var transcripts: Int
+    /// Whether a cloned voice was deleted (at the provider too).
+    public var clonedVoice: Bool
+    /// Generated speeches in the user's voice deleted.
+    public var generatedSpeech: Int
+
+    enum CodingKeys: String, CodingKey {
+        case recordings
+        case transcripts
+        case clonedVoice = "cloned_voice"
+        case generatedSpeech = "generated_speech"
+    }
+}
