@@ -693,7 +693,7 @@ public struct ConversationSummary: Sendable, Hashable, Identifiable {
         }
     }
 
-    /// The summary's id (``MessagingEvent`` `summary.ready` and `digest.ready` events carry it).
+    /// The summary's id, as ``MessagingEvent/summaryReady(conversationID:summaryID:)`` carries it.
     public var id: String
     /// The conversation it summarises.
     public var conversationID: String
@@ -819,7 +819,7 @@ public enum DigestSchedule: RawRepresentable, Sendable, Hashable, CustomStringCo
 }
 
 /// The user's daily digest of one conversation (`GET`/`PUT /conversations/{id}/digest`), from
-/// ``ConversationsClient/digest(of:)``. A `digest.ready` event announces each digest; read it with
+/// ``ConversationsClient/digest(of:)``. Each digest is a stored summary: read it with
 /// ``ConversationsClient/storedSummary(id:in:)``.
 public struct DigestSubscription: Sendable, Hashable {
     /// Morning, evening or off.
