@@ -55,6 +55,10 @@ struct MessagingModelTests {
         #expect(
             MessagingEvent(RealtimeEventDTO(type: "summary.ready", conversationID: "c1", summaryID: "s1"))
                 == .summaryReady(conversationID: "c1", summaryID: "s1"))
+        #expect(
+            MessagingEvent(RealtimeEventDTO(type: "digest.ready", conversationID: "c1", summaryID: "s2"))
+                == .digestReady(conversationID: "c1", summaryID: "s2"))
+        #expect(MessagingEvent(RealtimeEventDTO(type: "digest.ready", conversationID: "c1")) == .unknown("digest.ready"))
         #expect(MessagingEvent(RealtimeEventDTO(type: "typing", conversationID: "c1", userID: "u2")) == .typing(conversationID: "c1", userID: "u2"))
         #expect(MessagingEvent(RealtimeEventDTO(type: "presence", userID: "u2", online: true)) == .presence(userID: "u2", online: true))
         #expect(MessagingEvent(RealtimeEventDTO(type: "conversation.updated", conversationID: "c1")) == .conversationUpdated(conversationID: "c1"))

@@ -499,6 +499,8 @@ public enum MessagingEvent: Sendable, Hashable {
     case transcriptReady(Message)
     /// A narrated summary of a conversation is ready.
     case summaryReady(conversationID: String, summaryID: String)
+    /// The user's daily digest of a conversation is ready: read it with ``ConversationsClient/storedSummary(id:in:)``.
+    case digestReady(conversationID: String, summaryID: String)
     /// A member is typing in a conversation.
     case typing(conversationID: String, userID: String)
     /// A member of one of the user's conversations came online or went offline.
@@ -520,12 +522,15 @@ public enum MessagingEvent: Sendable, Hashable {
         case ("message.updated", let message?, _, _): self = .messageUpdated(Message(message))
         case ("message.deleted", let message?, _, _): self = .messageDeleted(Message(message))
         case ("transcript.ready", let message?, _, _): self = .transcriptReady(Message(message))
-        case ("summary.ready", _, let conversationID?, _):
+        case ("summary.ready", _, let conversationID?, _), ("digest.ready", _, let conversationID?, _):
             guard let summaryID = dto.summaryID else {
                 self = .unknown(dto.type)
                 return
             }
-            self = .summaryReady(conversationID: conversationID, summaryID: summaryID)
+            self =
+                dto.type == "summary.ready"
+                ? .summaryReady(conversationID: conversationID, summaryID: summaryID)
+                : .digestReady(conversationID: conversationID, summaryID: summaryID)
         case ("typing", _, let conversationID?, let userID?): self = .typing(conversationID: conversationID, userID: userID)
         case ("presence", _, _, let userID?): self = .presence(userID: userID, online: dto.online ?? false)
         case ("conversation.updated", _, let conversationID?, _): self = .conversationUpdated(conversationID: conversationID)
