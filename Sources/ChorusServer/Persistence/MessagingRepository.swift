@@ -585,6 +585,11 @@ extension ChorusStore {
         ).all().count
     }
 
+    /// Removes the stored payloads of large realtime events published before `date` (PostgreSQL fan-out).
+    func deleteRealtimePayloads(before date: Date) async throws {
+        try await sql.raw("DELETE FROM realtime_payloads WHERE created_at < \(bind: date.epochMillis)").run()
+    }
+
     /// Recordings past their expiry that no member starred, oldest first.
     func expiredAudio(now: Date, limit: Int) async throws -> [AudioRecord] {
         try await reader.raw(

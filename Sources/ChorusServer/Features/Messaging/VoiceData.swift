@@ -71,8 +71,8 @@ extension VoiceData {
     }
 }
 
-/// Deletes expired recordings periodically (every `CHORUS_VOICE_RETENTION_SWEEP_SECONDS`). Deleting is idempotent, so
-/// instances sweeping at the same time do no harm.
+/// Deletes expired recordings (and realtime payloads older than an hour) periodically (every
+/// `CHORUS_VOICE_RETENTION_SWEEP_SECONDS`). Deleting is idempotent, so instances sweeping at the same time do no harm.
 final class RetentionSweeper: LifecycleHandler, Sendable {
     private let interval: TimeInterval
     private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
@@ -91,6 +91,8 @@ final class RetentionSweeper: LifecycleHandler, Sendable {
                 do {
                     let deleted = try await VoiceData(services: services).sweepExpiredRecordings(store: store, now: services.now())
                     if deleted > 0 { logger.info("deleted expired recordings", metadata: ["count": .stringConvertible(deleted)]) }
+                    // Large realtime events are read by every instance within moments of their notification.
+                    try await store.deleteRealtimePayloads(before: Date().addingTimeInterval(-3_600))
                 } catch {
                     logger.warning("retention sweep failed", metadata: ["error": .string("\(error)")])
                 }
