@@ -416,11 +416,7 @@ struct ConversationsController: RouteCollection {
 extension ChorusServices {
     /// A message for the wire, with a fresh signed URL for its recording.
     func messageDTO(_ record: MessageRecord, now: Date) -> MessageDTO {
-        let audioURL = record.audioID.map { id -> String in
-            let path = messaging.audioURLs.path(audioID: id, now: now)
-            let base = configuration.publicURL.absoluteString
-            return (base.hasSuffix("/") ? String(base.dropLast()) : base) + path
-        }
+        let audioURL = record.audioID.map { absoluteURL(messaging.audioURLs.path(audioID: $0, now: now)) }
         return MessageDTO(
             id: record.id, conversationID: record.conversationID, senderID: record.senderID, senderName: record.senderName,
             clientMessageID: record.clientMessageID, sendMode: record.sendMode, content: record.content, audioURL: audioURL,

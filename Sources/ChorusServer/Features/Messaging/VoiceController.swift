@@ -187,8 +187,6 @@ struct VoiceController: RouteCollection {
 extension ChorusServices {
     /// A signed URL of generated speech.
     func speechURL(key: String, now: Date) -> String {
-        let query = messaging.audioURLs.query(id: "speech:\(key)", now: now)
-        let base = configuration.publicURL.absoluteString
-        return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/speech/\(key)?" + query
+        absoluteURL("/speech/\(key)?" + messaging.audioURLs.query(id: "speech:\(key)", now: now))
     }
 }
