@@ -39,11 +39,15 @@ public struct BlobReader: Sendable {
     /// The byte range being delivered (the whole blob when no range was asked for).
     public var range: Range<Int64>
     public var body: AsyncThrowingStream<ByteBuffer, any Error>
+    /// The same bytes when the store already holds them in memory (``MemoryCachedBlobStore``): a server can answer
+    /// with them at once instead of streaming.
+    public var inMemory: ByteBuffer?
 
-    public init(metadata: BlobMetadata, range: Range<Int64>, body: AsyncThrowingStream<ByteBuffer, any Error>) {
+    public init(metadata: BlobMetadata, range: Range<Int64>, body: AsyncThrowingStream<ByteBuffer, any Error>, inMemory: ByteBuffer? = nil) {
         self.metadata = metadata
         self.range = range
         self.body = body
+        self.inMemory = inMemory
     }
 }
 

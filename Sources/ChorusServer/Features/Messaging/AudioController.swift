@@ -198,6 +198,9 @@ struct AudioController: RouteCollection {
             headers.replaceOrAdd(
                 name: .contentRange, value: "bytes \(reader.range.lowerBound)-\(reader.range.upperBound - 1)/\(reader.metadata.size)")
         }
+        if let bytes = reader.inMemory {
+            return Response(status: partial ? .partialContent : .ok, headers: headers, body: .init(buffer: bytes))
+        }
         let count = Int(reader.range.count)
         let body = reader.body
         return Response(

@@ -178,7 +178,8 @@ struct VoiceController: RouteCollection {
             messaging.audioURLs.isValid(
                 audioID: "speech:\(key)", expires: req.query[Int64.self, at: "expires"] ?? 0, signature: signature, now: services.now())
         else { throw APIError.detail(.forbidden, "This audio link is invalid or has expired; request the speech again for a new one") }
-        guard let entry = try await req.store.speechCacheEntry(key: key), entry.status == "ready", let blob = entry.blobKey.flatMap(BlobKey.init)
+        guard let entry = try await req.store.speechCacheEntry(key: key, fromReadPool: true), entry.status == "ready",
+            let blob = entry.blobKey.flatMap(BlobKey.init)
         else { throw APIError.notFound("Audio not found") }
         return try await AudioController.serve(blob, from: messaging.blobs, request: req)
     }
