@@ -164,13 +164,16 @@ public enum ChorusApp {
             apiKey: elevenLabsKey,
             baseURL: configuration.elevenLabs?.baseURL ?? configuration.loopbackURL.appendingPathComponent("sandbox/elevenlabs"),
             httpClient: httpClient, logger: app.logger)
-        let blobs: any BlobStore
+        var blobs: any BlobStore
         if let objectStorage = configuration.objectStorage {
             blobs = try S3BlobStore(configuration: objectStorage, httpClient: httpClient, threadPool: app.threadPool, logger: app.logger)
             providerNames["storage"] = "s3"
         } else {
             blobs = try FileBlobStore(root: configuration.dataDirectory.appendingPathComponent("blobs"), threadPool: app.threadPool)
             providerNames["storage"] = "filesystem"
+        }
+        if configuration.blobMemoryCacheBytes > 0 {
+            blobs = MemoryCachedBlobStore(base: blobs, capacityBytes: configuration.blobMemoryCacheBytes)
         }
         let messaging = MessagingServices(
             blobs: blobs,
@@ -246,6 +249,7 @@ public enum ChorusApp {
             let notifications = AppStoreNotificationJob(services: services)
             let transcriptions = MessageTranscriptionJob(services: services)
             let digests = DigestJob(services: services)
+            let urgency = MessageUrgency(services: services)
             app.lifecycle.use(
                 JobRunner(
                     handlers: [
@@ -256,6 +260,7 @@ public enum ChorusApp {
                         },
                         JobKind.conversationDigest: { job, store, logger in try await digests.run(job, store: store, logger: logger) },
                         JobKind.deleteProviderVoice: { job, _, _ in try await services.messaging.cloner.deleteVoice(id: job.payload) },
+                        JobKind.classifyMessageUrgency: { job, store, logger in try await urgency.run(job, store: store, logger: logger) },
                         JobKind.transcribeMessageAudio: { job, store, logger in
                             try await transcriptions.run(job, store: store, logger: logger)
                         },

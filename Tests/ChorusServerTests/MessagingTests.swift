@@ -24,6 +24,12 @@ struct MessagingTests {
         return Person(token: token, email: email, id: try #require(id))
     }
 
+    /// A message as `person` reads it in the conversation's message list.
+    static func stored(_ server: TestServer, _ person: Person, conversation: String, message: String) async throws -> MessageDTO? {
+        try await server.request(.GET, "/conversations/\(conversation)/messages", token: person.token).decode(MessagesPage.self)
+            .messages.first { $0.id == message }
+    }
+
     static func send(
         _ server: TestServer, _ person: Person, to conversation: String, text: String, clientID: String = UUID().uuidString
     )
@@ -147,7 +153,7 @@ struct MessagingTests {
         }
     }
 
-    @Test("urgent messages are flagged by the keyword policy and shown on the conversation", arguments: TestDatabase.all)
+    @Test("urgent messages are flagged by the keyword policy and by the summary model, and shown on the conversation", arguments: TestDatabase.all)
     func urgency(_ database: TestDatabase) async throws {
         try await TestServer.run(on: database) { server in
             let mom = try await Self.person(server, name: "mom")
@@ -155,6 +161,8 @@ struct MessagingTests {
             let conversation = try await server.request(
                 .POST, "/conversations", token: mom.token, json: CreateConversationRequest(kind: "direct", memberEmails: [dad.email])
             ).decode(ConversationDTO.self)
+            let dadLive = try await RealtimeClient.connect(baseURL: server.baseURL, token: dad.token)
+            defer { Task { await dadLive.close() } }
             let calm = try await Self.send(server, mom, to: conversation.id, text: "Don't forget the milk")
             #expect(!calm.urgent)
             var listed = try await server.request(.GET, "/conversations", token: dad.token).decode(ConversationsResponse.self)
@@ -166,6 +174,43 @@ struct MessagingTests {
             // The sender does not see their own message as urgent-unread.
             listed = try await server.request(.GET, "/conversations", token: mom.token).decode(ConversationsResponse.self)
             #expect(listed.conversations.first?.hasUrgent == false)
+
+            // No keyword matches, but the summary model (the emulator) reads it as urgent: flagged shortly after, live.
+            let pressing = try await Self.send(server, mom, to: conversation.id, text: "Please call the school right away")
+            #expect(!pressing.urgent)
+            let updated = try await dadLive.next { $0.type == "message.updated" && $0.message?.id == pressing.id }
+            #expect(updated.message?.urgent == true && updated.message?.urgentReasons == ["model"])
+            let stored = try await Self.stored(server, dad, conversation: conversation.id, message: pressing.id)
+            #expect(stored?.urgent == true && stored?.urgentReasons == ["model"])
+            // The model read the calm message first (jobs run in order) and left it alone; the sender's own "not
+            // urgent" is never second-guessed.
+            #expect(try await Self.stored(server, dad, conversation: conversation.id, message: calm.id)?.urgent == false)
+            let overruled = try await server.request(
+                .POST, "/conversations/\(conversation.id)/messages", token: mom.token,
+                json: SendMessageRequest(clientMessageID: "overruled", sendMode: "text", content: "Come right away when you can", urgent: false)
+            ).decode(MessageDTO.self)
+            #expect(!overruled.urgent)
+            let requests = try await server.request(.GET, "/sandbox/requests").json["requests"] as? [[String: Any]] ?? []
+            let asked = requests.filter { ($0["path"] as? String)?.contains("chat/completions") == true }.compactMap { $0["body"] as? String }
+            #expect(asked.contains { $0.contains("message_urgency") && $0.contains("right away") && $0.contains("Please call the school") })
+            #expect(!asked.contains { $0.contains("Come right away when you can") })
+        }
+    }
+
+    @Test("with CHORUS_VOICE_URGENCY=keywords the model is never asked")
+    func urgencyByKeywordsOnly() async throws {
+        try await TestServer.run(on: .sqlite, environment: ["CHORUS_VOICE_URGENCY": "keywords"]) { server in
+            let mom = try await Self.person(server, name: "mom")
+            let dad = try await Self.person(server, name: "dad")
+            let conversation = try await server.request(
+                .POST, "/conversations", token: mom.token, json: CreateConversationRequest(kind: "direct", memberEmails: [dad.email])
+            ).decode(ConversationDTO.self)
+            let pressing = try await Self.send(server, mom, to: conversation.id, text: "Please call the school right away")
+            // Jobs run within a second of being queued: by now a model job would have run.
+            try await Task.sleep(for: .seconds(2))
+            #expect(try await Self.stored(server, dad, conversation: conversation.id, message: pressing.id)?.urgent == false)
+            let requests = try await server.request(.GET, "/sandbox/requests").json["requests"] as? [[String: Any]] ?? []
+            #expect(!requests.contains { ($0["path"] as? String)?.contains("chat/completions") == true })
         }
     }
 

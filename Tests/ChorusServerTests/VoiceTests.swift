@@ -1,6 +1,7 @@
 import ChorusAPI
 import ChorusSandbox
 import Foundation
+import SQLKit
 import Testing
 
 @testable import ChorusServer
@@ -159,7 +160,9 @@ struct VoiceTests {
             for index in 1...4 { messages.append(try await MessagingTests.send(server, alice, to: conversation.id, text: "Note number \(index).")) }
 
             // A provider failure: the PRD's message, nothing charged, and the next try works.
-            let failing = try await server.request(.PUT, "/sandbox/openai/behavior", json: ["fail_next": 3, "status": 500])
+            let failing = try await server.request(
+                .PUT, "/sandbox/openai/behavior", body: Data(#"{"fail_next":3,"status":500,"endpoint":"audio/speech"}"#.utf8),
+                headers: [("Content-Type", "application/json")])
             #expect(failing.status == 200, "\(failing.text)")
             let failed = try await Self.speech(server, bob, message: messages[0].id)
             #expect(failed.status == 503 && failed.detail == "Audio unavailable. You can still read the message.", "\(failed.text)")
@@ -289,9 +292,54 @@ struct VoiceTests {
         }
     }
 
+    @Test("generated speech nobody asked for within the cache lifetime is deleted; speech in use is kept", arguments: TestDatabase.all)
+    func speechCacheExpiry(_ database: TestDatabase) async throws {
+        let clock = TestClock()
+        try await TestServer.run(
+            on: database, environment: ["CHORUS_VOICE_RETENTION_SWEEP_SECONDS": "1", "CHORUS_VOICE_SPEECH_CACHE_DAYS": "7"],
+            options: .testing(clock: clock.closure)
+        ) { server in
+            let alice = try await Self.adult(server, name: "alice")
+            let bob = try await Self.adult(server, name: "bob")
+            let conversation = try await server.request(
+                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
+            ).decode(ConversationDTO.self)
+            var messages: [String: String] = [:]
+            for name in ["Played every few days", "Played once and forgotten"] {
+                messages[name] = try await server.request(
+                    .POST, "/conversations/\(conversation.id)/messages", token: alice.token,
+                    json: SendMessageRequest(clientMessageID: name, sendMode: "text", content: "\(name).")
+                ).decode(MessageDTO.self).id
+            }
+            let used = try #require(messages["Played every few days"])
+            let forgotten = try #require(messages["Played once and forgotten"])
+            #expect(try await Self.speech(server, bob, message: used).decode(SpeechResponse.self).cached == false)
+            #expect(try await Self.speech(server, bob, message: forgotten).decode(SpeechResponse.self).cached == false)
+
+            clock.advance(days: 5)
+            #expect(try await Self.speech(server, bob, message: used).decode(SpeechResponse.self).cached == true)
+            clock.advance(days: 3)
+            // 8 days after it was made and never asked for again, the forgotten speech is deleted (row and file); the
+            // other was asked for 3 days ago. Watched in the database, since asking for the speech would keep it.
+            let sql = server.app.db as! any SQLDatabase
+            try await server.eventually("the unused speech is deleted") {
+                try await sql.raw("SELECT COUNT(*) AS n FROM speech_cache").first()?.decode(column: "n", as: Int.self) == 1
+            }
+            let blobs = try FileManager.default.subpathsOfDirectory(atPath: server.configuration.dataDirectory.appendingPathComponent("blobs").path)
+                .filter { $0.hasPrefix("speech/") && $0.hasSuffix(".mp3") }
+            #expect(blobs.count == 1, "\(blobs)")
+            #expect(try await Self.speech(server, bob, message: forgotten).decode(SpeechResponse.self).cached == false)
+            #expect(try await Self.speech(server, bob, message: used).decode(SpeechResponse.self).cached == true)
+            #expect(try await Self.providerRequests(server, path: "openai/v1/audio/speech", containing: "Played once and forgotten") == 2)
+            #expect(try await Self.providerRequests(server, path: "openai/v1/audio/speech", containing: "Played every few days") == 1)
+        }
+    }
+
     @Test("a narrated summary of a 60-message thread, cached until a new message; multi-voice playback", arguments: TestDatabase.all)
     func summaryAndPlayback(_ database: TestDatabase) async throws {
-        try await TestServer.run(on: database) { server in
+        // Keyword urgency only: the model's urgency jobs for the 60 messages would take the injected failures meant for
+        // the summary.
+        try await TestServer.run(on: database, environment: ["CHORUS_VOICE_URGENCY": "keywords"]) { server in
             let mom = try await Self.adult(server, name: "mom")
             let dad = try await Self.adult(server, name: "dad")
             let outsider = try await Self.adult(server, name: "outsider")

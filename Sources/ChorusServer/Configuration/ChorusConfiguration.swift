@@ -104,6 +104,11 @@ public struct ChorusConfiguration: Sendable {
         public var monthlyBudgetMicrodollars: Int64
         /// Seconds between sweeps deleting expired recordings.
         public var retentionSweepInterval: TimeInterval
+        /// Generated speech and playbacks not requested for this long are deleted (`CHORUS_VOICE_SPEECH_CACHE_DAYS`).
+        public var speechCacheLifetime: TimeInterval
+        /// Messages are classified for urgency by the summary model (`model`) as well as the keyword policy, or by the
+        /// keyword policy only (`keywords`) (`CHORUS_VOICE_URGENCY`).
+        public var urgencyByModel: Bool
     }
 
     /// The ElevenLabs account used for cloned voices. Absent → the in-process ElevenLabs sandbox.
@@ -172,6 +177,8 @@ public struct ChorusConfiguration: Sendable {
     public var elevenLabs: ElevenLabsAccount?
     /// S3-compatible object storage for recordings and generated audio; `nil` stores files under the data directory.
     public var objectStorage: S3BlobStore.Configuration?
+    /// Memory kept for small, often-read blobs such as generated speech (`CHORUS_BLOB_MEMORY_CACHE_MB`; 0 turns it off).
+    public var blobMemoryCacheBytes: Int
 
     public enum LogFormat: String, Sendable {
         /// One JSON object per line.
@@ -208,8 +215,9 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_VOICE_NARRATOR_VOICE",
         "CHORUS_ELEVENLABS_API_KEY", "CHORUS_ELEVENLABS_BASE_URL", "CHORUS_ELEVENLABS_MODEL", "CHORUS_VOICE_DAILY_GENERATIONS",
         "CHORUS_VOICE_FREE_MONTHLY_MESSAGES", "CHORUS_VOICE_DAILY_BUDGET_USD", "CHORUS_VOICE_MONTHLY_BUDGET_USD",
-        "CHORUS_VOICE_RETENTION_SWEEP_SECONDS", "CHORUS_S3_ENDPOINT", "CHORUS_S3_REGION", "CHORUS_S3_BUCKET",
-        "CHORUS_S3_ACCESS_KEY_ID", "CHORUS_S3_SECRET_ACCESS_KEY", "CHORUS_S3_ADDRESSING",
+        "CHORUS_VOICE_RETENTION_SWEEP_SECONDS", "CHORUS_VOICE_SPEECH_CACHE_DAYS", "CHORUS_VOICE_URGENCY", "CHORUS_S3_ENDPOINT", "CHORUS_S3_REGION",
+        "CHORUS_S3_BUCKET",
+        "CHORUS_S3_ACCESS_KEY_ID", "CHORUS_S3_SECRET_ACCESS_KEY", "CHORUS_S3_ADDRESSING", "CHORUS_BLOB_MEMORY_CACHE_MB",
     ]
 
     /// Sandbox providers are in use (no live Twilio account configured).
@@ -324,6 +332,17 @@ public struct ChorusConfiguration: Sendable {
             monthlyBudgetMicrodollars: reader.value("CHORUS_VOICE_MONTHLY_BUDGET_USD", default: 1_000_000_000) { microdollars($0) },
             retentionSweepInterval: reader.value("CHORUS_VOICE_RETENTION_SWEEP_SECONDS", default: 3_600) {
                 TimeInterval($0).flatMap { $0 >= 1 && $0 <= 86_400 ? $0 : nil }
+            },
+            speechCacheLifetime: reader.value("CHORUS_VOICE_SPEECH_CACHE_DAYS", default: 30 * 86_400) {
+                // At least the 7 days a summary (and its narration) is served from the cache.
+                Int($0).flatMap { (7...3_650).contains($0) ? TimeInterval($0 * 86_400) : nil }
+            },
+            urgencyByModel: reader.value("CHORUS_VOICE_URGENCY", default: true) {
+                switch $0 {
+                case "model": true
+                case "keywords": false
+                default: nil
+                }
             }
         )
         var objectStorage: S3BlobStore.Configuration?
@@ -421,7 +440,10 @@ public struct ChorusConfiguration: Sendable {
             callBridge: callBridge,
             voiceMessages: voiceMessages,
             elevenLabs: elevenLabs,
-            objectStorage: objectStorage
+            objectStorage: objectStorage,
+            blobMemoryCacheBytes: reader.value("CHORUS_BLOB_MEMORY_CACHE_MB", default: 64 << 20) {
+                Int($0).flatMap { (0...65_536).contains($0) ? $0 << 20 : nil }
+            }
         )
         if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
         return configuration

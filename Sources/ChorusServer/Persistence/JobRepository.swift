@@ -10,6 +10,7 @@ enum JobKind {
     static let transcribeMessageAudio = "transcribe_message_audio"
     static let conversationDigest = "conversation_digest"
     static let deleteProviderVoice = "delete_provider_voice"
+    static let classifyMessageUrgency = "classify_message_urgency"
 }
 
 /// A job claimed by one worker for a lease.

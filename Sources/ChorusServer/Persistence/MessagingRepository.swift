@@ -345,6 +345,27 @@ extension ChorusStore {
         ).all().map(Self.messageRecord)
     }
 
+    /// One message without any viewer's state (for background jobs).
+    func message(id: String) async throws -> MessageRecord? {
+        try await sql.raw(
+            """
+            SELECT \(Self.messageColumns), NULL AS starred_at FROM messages x
+            JOIN users u ON u.id = x.sender_id LEFT JOIN messaging_profiles p ON p.user_id = x.sender_id
+            WHERE x.id = \(bind: id)
+            """
+        ).first().map(Self.messageRecord)
+    }
+
+    /// Flags a message urgent on the summary model's word, once: `false` when it was already urgent or is deleted.
+    func flagUrgentByModel(id: String) async throws -> Bool {
+        try await sql.raw(
+            """
+            UPDATE messages SET urgent = \(bind: true), urgent_reasons = 'model'
+            WHERE id = \(bind: id) AND urgent = \(bind: false) AND deleted_at IS NULL RETURNING seq
+            """
+        ).first() != nil
+    }
+
     /// Messages of a conversation in sending order, the newest `limit` (for summaries and playback).
     func recentMessages(conversationID: String, viewer: String, since: Date?, limit: Int) async throws -> [MessageRecord] {
         let sinceFilter: SQLQueryString = since.map { "AND x.created_at >= \(bind: $0.epochMillis)" } ?? ""

@@ -13,6 +13,7 @@ enum ChorusMigrations {
         CreateCallBridge(),
         CreateSubscriptionLifecycle(),
         CreateMessaging(),
+        AddSpeechCacheExpiry(),
     ]
 }
 

@@ -135,8 +135,10 @@ extension ChorusStore {
 
     // MARK: Speech cache
 
-    func speechCacheEntry(key: String) async throws -> SpeechCacheEntry? {
-        try await sql.raw("SELECT * FROM speech_cache WHERE key = \(bind: key)").first().map { row in
+    /// The cache row of `key`; `fromReadPool` reads through SQLite's read connections, in parallel with the writer
+    /// (serving audio), instead of the primary connection that generation's claims use.
+    func speechCacheEntry(key: String, fromReadPool: Bool = false) async throws -> SpeechCacheEntry? {
+        try await (fromReadPool ? reader : sql).raw("SELECT * FROM speech_cache WHERE key = \(bind: key)").first().map { row in
             SpeechCacheEntry(
                 key: try row.string("key"), status: try row.string("status"), blobKey: try row.optionalString("blob_key"),
                 contentType: try row.optionalString("content_type"), sizeBytes: try row.optionalInt("size_bytes"))
@@ -149,8 +151,8 @@ extension ChorusStore {
     func claimSpeech(key: String, voiceOwnerID: String?, now: Date, until: Date) async throws -> Bool {
         try await sql.raw(
             """
-            INSERT INTO speech_cache (key, status, owner_user_id, created_at, claimed_until)
-            VALUES (\(bind: key), 'pending', \(bind: voiceOwnerID), \(bind: now.epochMillis), \(bind: until.epochMillis))
+            INSERT INTO speech_cache (key, status, owner_user_id, created_at, last_used_at, claimed_until)
+            VALUES (\(bind: key), 'pending', \(bind: voiceOwnerID), \(bind: now.epochMillis), \(bind: now.epochMillis), \(bind: until.epochMillis))
             ON CONFLICT (key) DO UPDATE SET claimed_until = excluded.claimed_until, owner_user_id = excluded.owner_user_id
             WHERE speech_cache.status = 'pending' AND speech_cache.claimed_until < \(bind: now.epochMillis)
             RETURNING key
@@ -172,11 +174,34 @@ extension ChorusStore {
     func storeSpeech(key: String, blobKey: String, contentType: String, sizeBytes: Int, now: Date) async throws {
         try await sql.raw(
             """
-            INSERT INTO speech_cache (key, status, blob_key, content_type, size_bytes, created_at)
-            VALUES (\(bind: key), 'ready', \(bind: blobKey), \(bind: contentType), \(bind: Int64(sizeBytes)), \(bind: now.epochMillis))
+            INSERT INTO speech_cache (key, status, blob_key, content_type, size_bytes, created_at, last_used_at)
+            VALUES (\(bind: key), 'ready', \(bind: blobKey), \(bind: contentType), \(bind: Int64(sizeBytes)), \(bind: now.epochMillis),
+              \(bind: now.epochMillis))
             ON CONFLICT (key) DO NOTHING
             """
         ).run()
+    }
+
+    /// Notes that `key`'s URL was handed out at `now`, so it does not expire: written at most once a day per key.
+    func touchSpeech(key: String, now: Date) async throws {
+        try await sql.raw(
+            """
+            UPDATE speech_cache SET last_used_at = \(bind: now.epochMillis)
+            WHERE key = \(bind: key) AND status = 'ready' AND last_used_at < \(bind: now.addingTimeInterval(-86_400).epochMillis)
+            """
+        ).run()
+    }
+
+    /// Removes up to `limit` ready speeches (and playbacks) whose URL was last handed out before `cutoff`; returns their
+    /// blob keys to delete. Pending generations are never touched.
+    func deleteUnusedSpeech(before cutoff: Date, limit: Int) async throws -> [String] {
+        try await sql.raw(
+            """
+            DELETE FROM speech_cache WHERE key IN (
+              SELECT key FROM speech_cache WHERE status = 'ready' AND last_used_at < \(bind: cutoff.epochMillis) LIMIT \(bind: limit))
+            RETURNING blob_key
+            """
+        ).all().compactMap { try $0.optionalString("blob_key") }
     }
 
     /// Drops a failed claim so the next request tries again.

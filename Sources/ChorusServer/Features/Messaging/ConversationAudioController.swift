@@ -164,6 +164,8 @@ struct ConversationAudioController: RouteCollection {
             try await messaging.blobs.put(blob, data: spliced.wav, contentType: SpeechAudioFormat.wav.contentType)
             try await req.store.storeSpeech(
                 key: key, blobKey: blob.rawValue, contentType: SpeechAudioFormat.wav.contentType, sizeBytes: spliced.wav.count, now: now)
+        } else {
+            try await req.store.touchSpeech(key: key, now: now)
         }
         return try req.json(
             PlaybackResponse(

@@ -283,6 +283,7 @@ struct ConversationsController: RouteCollection {
             if let audio, audio.transcript == nil {
                 try await req.store.enqueueJob(kind: JobKind.transcribeMessageAudio, payload: audio.id, runAt: now, now: now)
             }
+            try await MessageUrgency.enqueueIfNeeded(message, senderChose: body.urgent != nil, services: services, store: req.store)
             await publish(message, type: "message.created", to: conversation.members.map(\.userID), now: now)
             return try req.json(messageDTO(message, now: now), status: .created)
         }

@@ -58,7 +58,10 @@ final class SpeechService: Sendable {
         entry: SpeechCacheEntry, cached: Bool
     ) {
         let key = plan.key.hexDigest
-        if let entry = try await store.speechCacheEntry(key: key), entry.status == "ready" { return (entry, true) }
+        if let entry = try await store.speechCacheEntry(key: key), entry.status == "ready" {
+            try await store.touchSpeech(key: key, now: clock())
+            return (entry, true)
+        }
         let entry = try await flights.run(key) { [self] in
             try await self.generateOnce(plan, key: key, requester: requester, store: store, logger: logger)
         }

@@ -59,6 +59,19 @@ extension VoiceData {
         return VoiceDataErasure(recordings: recordings.count, transcripts: transcripts, clonedVoice: clonedVoice, generatedSpeech: speechCount)
     }
 
+    /// Deletes generated speech and playbacks whose URL nobody asked for within `CHORUS_VOICE_SPEECH_CACHE_DAYS`
+    /// (rows first, so no new URL points at them; then their files); returns how many.
+    func sweepUnusedSpeech(store: ChorusStore, now: Date) async throws -> Int {
+        let cutoff = now.addingTimeInterval(-services.configuration.voiceMessages.speechCacheLifetime)
+        var deleted = 0
+        while true {
+            let blobs = try await store.deleteUnusedSpeech(before: cutoff, limit: 100)
+            for key in blobs.compactMap(BlobKey.init) { try await services.messaging.blobs.delete(key) }
+            deleted += blobs.count
+            if blobs.count < 100 { return deleted }
+        }
+    }
+
     /// Deletes recordings past their expiry (starred ones are kept); returns how many.
     func sweepExpiredRecordings(store: ChorusStore, now: Date) async throws -> Int {
         var deleted = 0
@@ -71,7 +84,7 @@ extension VoiceData {
     }
 }
 
-/// Deletes expired recordings (and realtime payloads older than an hour) periodically (every
+/// Deletes expired recordings, unused generated speech (and realtime payloads older than an hour) periodically (every
 /// `CHORUS_VOICE_RETENTION_SWEEP_SECONDS`). Deleting is idempotent, so instances sweeping at the same time do no harm.
 final class RetentionSweeper: LifecycleHandler, Sendable {
     private let interval: TimeInterval
@@ -91,6 +104,8 @@ final class RetentionSweeper: LifecycleHandler, Sendable {
                 do {
                     let deleted = try await VoiceData(services: services).sweepExpiredRecordings(store: store, now: services.now())
                     if deleted > 0 { logger.info("deleted expired recordings", metadata: ["count": .stringConvertible(deleted)]) }
+                    let speech = try await VoiceData(services: services).sweepUnusedSpeech(store: store, now: services.now())
+                    if speech > 0 { logger.info("deleted unused generated speech", metadata: ["count": .stringConvertible(speech)]) }
                     // Large realtime events are read by every instance within moments of their notification.
                     try await store.deleteRealtimePayloads(before: Date().addingTimeInterval(-3_600))
                 } catch {
@@ -118,12 +133,18 @@ struct MessageTranscriptionJob {
 
     func run(_ job: ClaimedJob, store: ChorusStore, logger: Logger) async throws {
         guard let record = try await store.audio(id: job.payload) else { return }
-        if record.transcript == nil {
+        let transcribedNow = record.transcript == nil
+        if transcribedNow {
             // A provider failure throws: the job queue retries with backoff.
             _ = try await VoiceTranscription(services: services).transcribe(record, language: nil, store: store, logger: logger)
         }
         let now = services.now()
         for message in try await store.messages(withAudio: record.id) {
+            // Audio-only messages get their first text now: the urgency reading was not possible at sending.
+            if transcribedNow, message.content == nil {
+                try await MessageUrgency.enqueueIfNeeded(
+                    message, senderChose: message.urgentReasons.contains("sender"), services: services, store: store)
+            }
             let members = try await store.memberIDs(conversationID: message.conversationID)
             var dto = services.messageDTO(message, now: now)
             dto.starred = false
