@@ -8,7 +8,10 @@ import NIOPosix
 /// generator takes as little CPU as possible from the server it measures.
 enum LoopbackLoad {
     struct Outcome: Sendable {
+        /// Seconds from sending a request to the end of its answer.
         var latencies: [Double]
+        /// Seconds from sending a request to the first byte of its answer (the response head).
+        var firstBytes: [Double] = []
         var errors: Int
     }
 
@@ -36,6 +39,7 @@ enum LoopbackLoad {
             var all = Outcome(latencies: [], errors: 0)
             for try await outcome in tasks {
                 all.latencies += outcome.latencies
+                all.firstBytes += outcome.firstBytes
                 all.errors += outcome.errors
             }
             return all
@@ -66,6 +70,7 @@ enum LoopbackLoad {
             self.request = request
             self.done = done
             outcome.latencies.reserveCapacity(50_000)
+            outcome.firstBytes.reserveCapacity(50_000)
         }
 
         func channelActive(context: ChannelHandlerContext) {
@@ -96,6 +101,7 @@ enum LoopbackLoad {
             switch unwrapInboundIn(data) {
             case .head(let head):
                 status = head.status
+                outcome.firstBytes.append(Double((NIODeadline.now() - started).nanoseconds) / 1e9)
             case .body:
                 break
             case .end:

@@ -13,7 +13,7 @@ import Vapor
 import WebSocketKit
 
 /// Voice-message figures against an in-process server (SQLite, sandbox providers) over loopback:
-/// - cached speech at 100 concurrent listeners (complete responses, an upper bound of time to first byte);
+/// - cached speech at 100 concurrent listeners (time to first byte and to the complete response);
 /// - the server's overhead of transcription beyond the provider's own time, for a 30 s clip;
 /// - fan-out of a new message to 200 connected WebSockets;
 /// - peak memory while 20 clients upload 10 MB recordings at once.
@@ -121,6 +121,8 @@ struct Messages: AsyncParsableCommand {
             token: sender.token)
         let first: SpeechResponse = try await server.send(client, .POST, "/messages/\(message.id)/speech", token: listener.token)
         let path = String(first.audioURL.dropFirst(server.base.count))
+        let size = try await client.execute(HTTPClientRequest(url: first.audioURL), timeout: .seconds(10)).body.collect(upTo: 1 << 24)
+            .readableBytes
         let request: @Sendable (Int, Int) -> (HTTPRequestHead, ByteBuffer?) = { _, _ in
             var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: path)
             head.headers.add(name: "Host", value: "127.0.0.1")
@@ -135,17 +137,19 @@ struct Messages: AsyncParsableCommand {
             until: .now() + .milliseconds(Int64(seconds * 1000)), request: request)
         let rate = Double(outcome.latencies.count) / (clock.now - start).seconds
         let (p50, p99) = percentiles(outcome.latencies)
+        let (firstP50, firstP99) = percentiles(outcome.firstBytes)
         print(
             String(
-                format: "cached speech, 100 concurrent listeners: %d responses, %.0f req/s, p50 %.2f ms, p99 %.2f ms (complete response), %d errors",
-                outcome.latencies.count, rate, p50, p99, outcome.errors))
+                format:
+                    "cached speech (%d bytes), 100 concurrent listeners: %d responses, %.0f req/s; time to first byte p50 %.2f ms, p99 %.2f ms; complete response p50 %.2f ms, p99 %.2f ms; %d errors",
+                size, outcome.latencies.count, rate, firstP50, firstP99, p50, p99, outcome.errors))
     }
 
     // MARK: Transcription
 
     private func measureTranscription(_ client: HTTPClient, server: BenchServer, token: String) async throws {
         // A 30 s clip of sandbox speech: the emulator transcribes it from its embedded text.
-        let text = Array(repeating: "Pick up Emma from soccer at five and bring her water bottle, please.", count: 6).joined(separator: " ")
+        let text = Array(repeating: "Pick up Emma from soccer at five and bring her water bottle, please.", count: 9).joined(separator: " ")
         var clip = SandboxAudioFiles.speechWAV(text: text, voice: "bench")
         let seconds = SandboxAudioFiles.durationSeconds(of: clip) ?? 0
         if seconds > 30, let pcm = SandboxAudioFiles.pcm16(wav: clip) {
