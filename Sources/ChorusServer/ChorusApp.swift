@@ -175,18 +175,30 @@ public enum ChorusApp {
         if configuration.blobMemoryCacheBytes > 0 {
             blobs = MemoryCachedBlobStore(base: blobs, capacityBytes: configuration.blobMemoryCacheBytes)
         }
+        // Every provider call is metered for the feature it works for (users and request ids from the task's context).
+        let meterStore: @Sendable () -> ChorusStore = { [unowned app] in app.chorus.store(app.db as! any SQLDatabase, on: app.eventLoopGroup.any()) }
+        func meter(_ feature: MeteredFeature) -> UsageMeter {
+            UsageMeter(feature: feature, prices: configuration.prices, store: meterStore, clock: options.clock, logger: app.logger)
+        }
+        let openAIName = configuration.openAI == nil ? "sandbox-openai" : "openai"
+        let elevenLabsName = configuration.elevenLabs == nil ? "sandbox-elevenlabs" : "elevenlabs"
+        let voiceMeter = meter(.voiceMessages)
         let messaging = MessagingServices(
             blobs: blobs,
-            transcriber: OpenAITranscriber(connection: openAIConnection, model: configuration.voiceMessages.transcriptionModel),
+            transcriber: OpenAITranscriber(connection: openAIConnection, model: configuration.voiceMessages.transcriptionModel), meter: voiceMeter,
             spoolDirectory: spool, hub: hub, fanout: fanout,
             audioURLs: AudioURLSigner(secret: secret, lifetime: configuration.voiceMessages.audioURLLifetime),
-            cloner: ElevenLabsVoiceCloner(connection: elevenLabsConnection),
-            clonedSpeech: ElevenLabsSpeechSynthesizer(
-                connection: elevenLabsConnection,
-                maxInputCharacters: ElevenLabsSpeechSynthesizer.maxInputCharacters(model: configuration.voiceMessages.cloneSpeechModel)),
-            cloneProvider: "elevenlabs", defaultSpeech: OpenAISpeechSynthesizer(connection: openAIConnection),
-            speech: SpeechService(blobs: blobs, settings: configuration.voiceMessages, clock: options.clock),
-            textGenerator: OpenAITextGenerator(connection: openAIConnection))
+            cloner: MeteredVoiceCloner(base: ElevenLabsVoiceCloner(connection: elevenLabsConnection), provider: elevenLabsName, meter: voiceMeter),
+            clonedSpeech: MeteredSpeechSynthesizer(
+                base: ElevenLabsSpeechSynthesizer(
+                    connection: elevenLabsConnection,
+                    maxInputCharacters: ElevenLabsSpeechSynthesizer.maxInputCharacters(model: configuration.voiceMessages.cloneSpeechModel)),
+                provider: elevenLabsName, meter: voiceMeter),
+            cloneProvider: "elevenlabs",
+            defaultSpeech: MeteredSpeechSynthesizer(
+                base: OpenAISpeechSynthesizer(connection: openAIConnection), provider: openAIName, meter: voiceMeter),
+            speech: SpeechService(blobs: blobs, settings: configuration.voiceMessages, prices: configuration.prices, clock: options.clock),
+            textGenerator: MeteredTextGenerator(base: OpenAITextGenerator(connection: openAIConnection), provider: openAIName, meter: voiceMeter))
 
         let services = ChorusServices(
             configuration: configuration,
@@ -237,6 +249,7 @@ public enum ChorusApp {
         try app.register(collection: RealtimeController(services: services))
         try app.register(collection: VoiceController(services: services))
         try app.register(collection: PrivacyController(services: services))
+        try app.register(collection: UsageController(services: services))
         try app.register(collection: ConversationAudioController(services: services))
         if !configuration.isProduction {
             try app.register(collection: DevelopmentController(services: services))

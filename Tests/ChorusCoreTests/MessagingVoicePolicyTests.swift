@@ -93,7 +93,7 @@ struct VoiceUsagePolicyTests {
 
     @Test("price table: defaults from the research notes, rounded up to micro-dollars, unknown models at the highest price")
     func prices() {
-        let prices = VoicePriceTable.standard
+        let prices = PriceTable.standard
         // tts-1 at $15 per 1M characters: 1,000 characters cost 1.5 cents.
         #expect(prices.speechCostMicrodollars(model: "tts-1", characters: 1_000) == 15_000)
         // A 50-character message in a cloned voice (ElevenLabs multilingual, $0.12 per 1k): 0.6 cents.
@@ -109,7 +109,7 @@ struct VoiceUsagePolicyTests {
         var custom = prices
         custom.speechUSDPerMillionCharacters["tts-1"] = 20
         #expect(custom.speechCostMicrodollars(model: "tts-1", characters: 1_000) == 20_000)
-        let empty = VoicePriceTable(speechUSDPerMillionCharacters: [:], transcriptionUSDPerMinute: [:], chatUSDPerMillionTokens: [:])
+        let empty = PriceTable(speechUSDPerMillionCharacters: [:], transcriptionUSDPerMinute: [:], chatUSDPerMillionTokens: [:])
         #expect(empty.speechCostMicrodollars(model: "tts-1", characters: 1_000) == 0)
     }
 }

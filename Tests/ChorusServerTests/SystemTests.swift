@@ -161,6 +161,25 @@ struct SystemTests {
             #expect(error.problems.contains { $0.contains("must be set together") })
         }
 
+        // Price overrides from a JSON file (relative to the working directory); a bad one names the price.
+        let prices = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-prices-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: prices, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: prices) }
+        try Data(#"{"chat_usd_per_million_tokens": {"gpt-5-mini": {"input": 0.25, "output": 2}}}"#.utf8).write(
+            to: prices.appendingPathComponent("good.json"))
+        try Data(#"{"image_usd_per_image": {"dall-e-3": -1}}"#.utf8).write(to: prices.appendingPathComponent("bad.json"))
+        let priced = try ChorusConfiguration.load(from: ["CHORUS_PRICE_TABLE_FILE": "good.json"], workingDirectory: prices)
+        #expect(priced.prices.chatCostMicrodollars(model: "gpt-5-mini", promptTokens: 1_000_000, completionTokens: 0) == 250_000)
+        #expect(priced.prices.speechUSDPerMillionCharacters == defaults.prices.speechUSDPerMillionCharacters)
+        for file in ["bad.json", "missing.json"] {
+            do {
+                _ = try ChorusConfiguration.load(from: ["CHORUS_PRICE_TABLE_FILE": file], workingDirectory: prices)
+                Issue.record("the price file \(file) was accepted")
+            } catch let error as ConfigurationError {
+                #expect(error.problems.contains { $0.hasPrefix("CHORUS_PRICE_TABLE_FILE") }, "\(error.problems)")
+            }
+        }
+
         let production = try ChorusConfiguration.load(from: ["CHORUS_ENVIRONMENT": "production"], workingDirectory: cwd)
         let problems = production.startupProblems()
         #expect(problems.contains { $0.hasPrefix("CHORUS_JWT_SECRET is required") })

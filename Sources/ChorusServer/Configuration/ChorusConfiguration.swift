@@ -179,6 +179,8 @@ public struct ChorusConfiguration: Sendable {
     public var objectStorage: S3BlobStore.Configuration?
     /// Memory kept for small, often-read blobs such as generated speech (`CHORUS_BLOB_MEMORY_CACHE_MB`; 0 turns it off).
     public var blobMemoryCacheBytes: Int
+    /// Provider prices for metering and budgets: the defaults with `CHORUS_PRICE_TABLE_FILE`'s overrides.
+    public var prices: PriceTable
 
     public enum LogFormat: String, Sendable {
         /// One JSON object per line.
@@ -217,7 +219,7 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_VOICE_FREE_MONTHLY_MESSAGES", "CHORUS_VOICE_DAILY_BUDGET_USD", "CHORUS_VOICE_MONTHLY_BUDGET_USD",
         "CHORUS_VOICE_RETENTION_SWEEP_SECONDS", "CHORUS_VOICE_SPEECH_CACHE_DAYS", "CHORUS_VOICE_URGENCY", "CHORUS_S3_ENDPOINT", "CHORUS_S3_REGION",
         "CHORUS_S3_BUCKET",
-        "CHORUS_S3_ACCESS_KEY_ID", "CHORUS_S3_SECRET_ACCESS_KEY", "CHORUS_S3_ADDRESSING", "CHORUS_BLOB_MEMORY_CACHE_MB",
+        "CHORUS_S3_ACCESS_KEY_ID", "CHORUS_S3_SECRET_ACCESS_KEY", "CHORUS_S3_ADDRESSING", "CHORUS_BLOB_MEMORY_CACHE_MB", "CHORUS_PRICE_TABLE_FILE",
     ]
 
     /// Sandbox providers are in use (no live Twilio account configured).
@@ -345,6 +347,15 @@ public struct ChorusConfiguration: Sendable {
                 }
             }
         )
+        var prices = PriceTable.standard
+        if let path = reader.string("CHORUS_PRICE_TABLE_FILE") {
+            let file = path.hasPrefix("/") ? URL(fileURLWithPath: path) : cwd.appendingPathComponent(path)
+            do {
+                prices = prices.applying(try PriceTable.Overrides.decode(json: try Data(contentsOf: file)))
+            } catch {
+                reader.problems.append("CHORUS_PRICE_TABLE_FILE \(file.path) cannot be used: \(error) (see docs/configuration.md).")
+            }
+        }
         var objectStorage: S3BlobStore.Configuration?
         let s3Endpoint = reader.value("CHORUS_S3_ENDPOINT", default: URL?.none) { text in
             URL(string: text).flatMap { ["http", "https"].contains($0.scheme ?? "") && $0.host != nil ? $0 : nil }
@@ -443,7 +454,8 @@ public struct ChorusConfiguration: Sendable {
             objectStorage: objectStorage,
             blobMemoryCacheBytes: reader.value("CHORUS_BLOB_MEMORY_CACHE_MB", default: 64 << 20) {
                 Int($0).flatMap { (0...65_536).contains($0) ? $0 << 20 : nil }
-            }
+            },
+            prices: prices
         )
         if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
         return configuration

@@ -70,7 +70,10 @@ final class JobRunner: LifecycleHandler, Sendable {
             return true
         }
         do {
-            try await handler(job, store, jobLogger)
+            // Provider calls made by the job are metered under its id (handlers add the user they work for).
+            try await MeteringContext.$current.withValue(MeteringContext(requestID: "job-\(job.id)")) {
+                try await handler(job, store, jobLogger)
+            }
             try await store.completeJob(id: job.id, owner: owner)
         } catch {
             let permanent = error is PermanentFailure || job.attempts >= job.maxAttempts

@@ -14,6 +14,7 @@ enum ChorusMigrations {
         CreateSubscriptionLifecycle(),
         CreateMessaging(),
         AddSpeechCacheExpiry(),
+        CreateMetering(),
     ]
 }
 

@@ -26,8 +26,11 @@ struct UserAuthenticator: AsyncMiddleware {
     let services: ChorusServices
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
-        _ = try await authenticate(request)
-        return try await next.respond(to: request)
+        let user = try await authenticate(request)
+        // Provider calls made for this request are metered to this user and request id.
+        return try await MeteringContext.$current.withValue(MeteringContext(userID: user.id, requestID: request.requestID)) {
+            try await next.respond(to: request)
+        }
     }
 
     /// Authenticates the request's bearer token (or, where `allowsQueryToken`, an `access_token` query parameter for

@@ -29,12 +29,14 @@ struct ConversationSummarizer {
             }, now: now, timeZone: timeZone)
         let structured: ConversationSummary
         do {
-            let generated = try await messaging.textGenerator.generate(
-                TextGenerationRequest(
-                    model: settings.summaryModel,
-                    messages: [ChatMessage(role: .system, content: prompt.system), ChatMessage(role: .user, content: prompt.user)],
-                    format: StructuredOutputFormat(name: ConversationSummary.schemaName, schemaJSON: ConversationSummary.jsonSchema),
-                    maxOutputTokens: 1_200, safetyIdentifier: String(requester.prefix(64))))
+            let generated = try await MeteringContext.with(userID: requester) {
+                try await messaging.textGenerator.generate(
+                    TextGenerationRequest(
+                        model: settings.summaryModel,
+                        messages: [ChatMessage(role: .system, content: prompt.system), ChatMessage(role: .user, content: prompt.user)],
+                        format: StructuredOutputFormat(name: ConversationSummary.schemaName, schemaJSON: ConversationSummary.jsonSchema),
+                        maxOutputTokens: 1_200, safetyIdentifier: String(requester.prefix(64))))
+            }
             structured = try ConversationSummary.decode(json: Data(generated.content.utf8))
         } catch {
             throw SummaryFailed(underlying: error)

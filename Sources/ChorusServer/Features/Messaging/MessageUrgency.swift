@@ -26,14 +26,16 @@ struct MessageUrgency {
         guard let message = try await store.message(id: job.payload), !message.urgent, message.deletedAt == nil,
             let text = message.content ?? message.transcript
         else { return }
-        let generated = try await services.messaging.textGenerator.generate(
-            TextGenerationRequest(
-                model: services.configuration.voiceMessages.summaryModel,
-                messages: [
-                    ChatMessage(role: .system, content: UrgencyPrompt.system), ChatMessage(role: .user, content: UrgencyPrompt.user(text: text)),
-                ],
-                format: StructuredOutputFormat(name: UrgencyPrompt.schemaName, schemaJSON: UrgencyPrompt.jsonSchema),
-                maxOutputTokens: 120, safetyIdentifier: String(message.senderID.prefix(64))))
+        let generated = try await MeteringContext.with(userID: message.senderID) {
+            try await services.messaging.textGenerator.generate(
+                TextGenerationRequest(
+                    model: services.configuration.voiceMessages.summaryModel,
+                    messages: [
+                        ChatMessage(role: .system, content: UrgencyPrompt.system), ChatMessage(role: .user, content: UrgencyPrompt.user(text: text)),
+                    ],
+                    format: StructuredOutputFormat(name: UrgencyPrompt.schemaName, schemaJSON: UrgencyPrompt.jsonSchema),
+                    maxOutputTokens: 120, safetyIdentifier: String(message.senderID.prefix(64))))
+        }
         let verdict = try UrgencyVerdict.decode(json: Data(generated.content.utf8))
         guard verdict.urgent, try await store.flagUrgentByModel(id: message.id), let flagged = try await store.message(id: message.id) else { return }
         logger.info("message flagged urgent by the summary model", metadata: ["message_id": .string(message.id)])

@@ -8,7 +8,11 @@ import Foundation
 struct MessagingServices: Sendable {
     /// Recordings and generated audio.
     let blobs: any BlobStore
+    /// Speech to text; not metered by a wrapper, so the provider's own time can be measured (``VoiceTranscription``
+    /// meters each call itself through ``meter``).
     let transcriber: any Transcriber
+    /// Meters the feature's provider calls that are not wrapped (transcriptions).
+    let meter: UsageMeter
     /// Where uploads are spooled before they are inspected and stored.
     let spoolDirectory: URL
     let hub: RealtimeHub

@@ -43,11 +43,14 @@ final class SpeechService: Sendable {
     private let flights = SingleFlight<String, SpeechCacheEntry>()
     let blobs: any BlobStore
     let settings: ChorusConfiguration.VoiceMessageSettings
+    /// Prices to reserve each generation's estimated cost against the budgets.
+    let prices: PriceTable
     let clock: @Sendable () -> Date
 
-    init(blobs: any BlobStore, settings: ChorusConfiguration.VoiceMessageSettings, clock: @escaping @Sendable () -> Date) {
+    init(blobs: any BlobStore, settings: ChorusConfiguration.VoiceMessageSettings, prices: PriceTable, clock: @escaping @Sendable () -> Date) {
         self.blobs = blobs
         self.settings = settings
+        self.prices = prices
         self.clock = clock
     }
 
@@ -99,7 +102,7 @@ final class SpeechService: Sendable {
             try await store.abandonSpeech(key: key)
             throw APIError.detail(.tooManyRequests, VoiceUsagePolicy.dailyLimitMessage(limit: settings.dailyGenerationsPerUser))
         }
-        let cost = VoicePriceTable.standard.speechCostMicrodollars(model: plan.template.model, characters: TextChunker.length(plan.text))
+        let cost = prices.speechCostMicrodollars(model: plan.template.model, characters: TextChunker.length(plan.text))
         let periods = ["day:" + VoiceUsagePolicy.period(now, monthly: false), "month:" + VoiceUsagePolicy.period(now, monthly: true)]
         if let exceeded = try await store.reserveSpend(
             cost, budgets: [(periods[0], settings.dailyBudgetMicrodollars), (periods[1], settings.monthlyBudgetMicrodollars)])
@@ -112,7 +115,7 @@ final class SpeechService: Sendable {
                 retryAfter: 3_600, detail: "Voice playback is paused: the service reached its spending limit. You can still read the message.")
         }
         do {
-            let audio = try await synthesize(plan)
+            let audio = try await MeteringContext.with(userID: requester) { try await synthesize(plan) }
             guard let blobKey = BlobKey(rawValue: "speech/\(key.prefix(2))/\(key).\(plan.template.format.rawValue)") else {
                 throw ProviderError.invalidResponse("bad speech key")
             }

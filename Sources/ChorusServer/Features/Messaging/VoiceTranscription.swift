@@ -48,6 +48,11 @@ struct VoiceTranscription {
             throw APIError.unavailable(retryAfter: 5, detail: Self.failureMessage)
         }
         let provider = ContinuousClock.now - started
+        await MeteringContext.with(userID: record.ownerID) {
+            await messaging.meter.record(
+                .transcription, provider: services.providerNames["transcription"] ?? "openai", model: transcription.model,
+                consumption: Consumption(audioSeconds: transcription.durationSeconds ?? Double(record.durationMs) / 1_000))
+        }
         let assessment = TranscriptQuality.assess(text: transcription.text, evidence: transcription.evidence)
         try await store.saveTranscript(
             audioID: record.id, text: assessment.text, confidence: assessment.confidence, label: assessment.label?.rawValue,

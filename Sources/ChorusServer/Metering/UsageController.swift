@@ -1,0 +1,40 @@
+import ChorusAPI
+import ChorusCore
+import Foundation
+import Vapor
+
+/// `GET /me/usage?period=day|month`: the signed-in user's provider consumption and its cost in the current UTC day or
+/// month (default), per feature, operation and model.
+struct UsageController: RouteCollection {
+    let services: ChorusServices
+
+    func boot(routes: any RoutesBuilder) throws {
+        routes.grouped(UserAuthenticator(services: services)).get("me", "usage", use: usage)
+    }
+
+    @Sendable
+    func usage(_ req: Request) async throws -> Response {
+        let user = try req.user
+        let period = req.query[String.self, at: "period"] ?? "month"
+        guard period == "day" || period == "month" else { throw APIError.invalid("period", "Use day or month") }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let now = services.now()
+        let since = calendar.dateInterval(of: period == "day" ? .day : .month, for: now)?.start ?? now
+        let totals = try await req.store.usageTotals(userID: user.id, since: since)
+        let features = MeteredFeature.allCases.compactMap { feature -> FeatureUsage? in
+            let items = totals.filter { $0.feature == feature }
+            guard !items.isEmpty else { return nil }
+            return FeatureUsage(
+                feature: feature.rawValue, usdMicros: items.reduce(0) { $0 + $1.usdMicros },
+                items: items.map {
+                    UsageItem(
+                        operation: $0.operation.rawValue, model: $0.model, calls: $0.calls, inputTokens: $0.consumption.inputTokens,
+                        outputTokens: $0.consumption.outputTokens, characters: $0.consumption.characters, images: $0.consumption.images,
+                        audioSeconds: $0.consumption.audioSeconds, usdMicros: $0.usdMicros)
+                })
+        }
+        return try req.json(
+            ProviderUsageReport(period: period, since: since, totalUSDMicros: features.reduce(0) { $0 + $1.usdMicros }, features: features))
+    }
+}

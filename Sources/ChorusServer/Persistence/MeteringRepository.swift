@@ -1,0 +1,150 @@
+import ChorusCore
+import FluentKit
+import Foundation
+import SQLKit
+
+/// What every provider call consumed (`provider_usage`, one row per call) and the spend ledger per feature and period
+/// (`feature_spend`, `day:2026-11-24` / `month:2026-11`), kept in step in one transaction.
+struct CreateMetering: AsyncMigration {
+    func prepare(on database: any Database) async throws {
+        try await database.schema("provider_usage")
+            .field("id", .int64, .identifier(auto: true))
+            .field("user_id", .string)
+            .field("feature", .string, .required)
+            .field("operation", .string, .required)
+            .field("provider", .string, .required)
+            .field("model", .string, .required)
+            .field("input_tokens", .int64, .required)
+            .field("output_tokens", .int64, .required)
+            .field("characters", .int64, .required)
+            .field("images", .int64, .required)
+            .field("audio_ms", .int64, .required)
+            .field("usd_micros", .int64, .required)
+            .field("request_id", .string)
+            .field("subject", .string)
+            .field("created_at", .int64, .required)
+            .create()
+        try await database.schema("feature_spend")
+            .field("feature", .string, .required)
+            .field("period", .string, .required)
+            .field("usd_micros", .int64, .required)
+            .compositeIdentifier(over: "feature", "period")
+            .create()
+        let sql = database as! any SQLDatabase
+        try await sql.create(index: "provider_usage_user").on("provider_usage").column("user_id").column("created_at").run()
+        try await sql.create(index: "provider_usage_subject").on("provider_usage").column("subject").run()
+    }
+
+    func revert(on database: any Database) async throws {
+        try await database.schema("feature_spend").delete()
+        try await database.schema("provider_usage").delete()
+    }
+}
+
+/// One metered provider call.
+struct UsageRecord: Sendable, Equatable {
+    var userID: String?
+    var feature: MeteredFeature
+    var operation: MeteredOperation
+    var provider: String
+    var model: String
+    var consumption: Consumption
+    var usdMicros: Int64
+    var requestID: String?
+    /// What the call worked on, e.g. `story:<id>`, to total its cost.
+    var subject: String?
+    var createdAt: Date
+}
+
+/// A user's consumption of one operation with one model in a period.
+struct UsageTotal: Sendable, Equatable {
+    var feature: MeteredFeature
+    var operation: MeteredOperation
+    var model: String
+    var calls: Int
+    var consumption: Consumption
+    var usdMicros: Int64
+}
+
+extension ChorusStore {
+    /// Records `usage` and adds its cost to its feature's day and month.
+    func recordUsage(_ usage: UsageRecord) async throws {
+        let day = "day:" + VoiceUsagePolicy.period(usage.createdAt, monthly: false)
+        let month = "month:" + VoiceUsagePolicy.period(usage.createdAt, monthly: true)
+        try await writeTransaction { store in
+            let c = usage.consumption
+            try await store.sql.raw(
+                """
+                INSERT INTO provider_usage (user_id, feature, operation, provider, model, input_tokens, output_tokens, characters, images,
+                  audio_ms, usd_micros, request_id, subject, created_at)
+                VALUES (\(bind: usage.userID), \(bind: usage.feature.rawValue), \(bind: usage.operation.rawValue), \(bind: usage.provider),
+                  \(bind: usage.model), \(bind: Int64(c.inputTokens)), \(bind: Int64(c.outputTokens)), \(bind: Int64(c.characters)),
+                  \(bind: Int64(c.images)), \(bind: Int64((c.audioSeconds * 1_000).rounded())), \(bind: usage.usdMicros),
+                  \(bind: usage.requestID), \(bind: usage.subject), \(bind: usage.createdAt.epochMillis))
+                """
+            ).run()
+            guard usage.usdMicros > 0 else { return }
+            for period in [day, month] {
+                try await store.sql.raw(
+                    """
+                    INSERT INTO feature_spend (feature, period, usd_micros) VALUES (\(bind: usage.feature.rawValue), \(bind: period), \(bind: usage.usdMicros))
+                    ON CONFLICT (feature, period) DO UPDATE SET usd_micros = feature_spend.usd_micros + excluded.usd_micros
+                    """
+                ).run()
+            }
+        }
+    }
+
+    /// What `feature` spent on the day and in the month of `date` (UTC).
+    func featureSpend(_ feature: MeteredFeature, at date: Date) async throws -> (day: Int64, month: Int64) {
+        let day = "day:" + VoiceUsagePolicy.period(date, monthly: false)
+        let month = "month:" + VoiceUsagePolicy.period(date, monthly: true)
+        let rows = try await reader.raw(
+            """
+            SELECT period, usd_micros FROM feature_spend
+            WHERE feature = \(bind: feature.rawValue) AND period IN (\(bind: day), \(bind: month))
+            """
+        ).all()
+        var spend: (day: Int64, month: Int64) = (0, 0)
+        for row in rows {
+            let micros = try row.decode(column: "usd_micros", as: Int64.self)
+            if try row.string("period") == day { spend.day = micros } else { spend.month = micros }
+        }
+        return spend
+    }
+
+    /// `userID`'s consumption since `since`, per feature, operation and model.
+    func usageTotals(userID: String, since: Date) async throws -> [UsageTotal] {
+        try await reader.raw(
+            """
+            SELECT feature, operation, model, COUNT(*) AS calls, CAST(SUM(input_tokens) AS BIGINT) AS input_tokens, CAST(SUM(output_tokens) AS BIGINT) AS output_tokens,
+              CAST(SUM(characters) AS BIGINT) AS characters, CAST(SUM(images) AS BIGINT) AS images, CAST(SUM(audio_ms) AS BIGINT) AS audio_ms, CAST(SUM(usd_micros) AS BIGINT) AS usd_micros
+            FROM provider_usage WHERE user_id = \(bind: userID) AND created_at >= \(bind: since.epochMillis)
+            GROUP BY feature, operation, model ORDER BY feature, operation, model
+            """
+        ).all().compactMap { row in
+            guard let feature = MeteredFeature(rawValue: try row.string("feature")),
+                let operation = MeteredOperation(rawValue: try row.string("operation"))
+            else { return nil }
+            return UsageTotal(
+                feature: feature, operation: operation, model: try row.string("model"), calls: try row.int("calls"),
+                consumption: Consumption(
+                    inputTokens: try row.int("input_tokens"), outputTokens: try row.int("output_tokens"), characters: try row.int("characters"),
+                    images: try row.int("images"), audioSeconds: Double(try row.int("audio_ms")) / 1_000),
+                usdMicros: try row.decode(column: "usd_micros", as: Int64.self))
+        }
+    }
+
+    /// The cost of everything done for `subject` (e.g. `story:<id>`), per operation and model.
+    func subjectCosts(_ subject: String) async throws -> [(operation: MeteredOperation, model: String, calls: Int, usdMicros: Int64)] {
+        try await reader.raw(
+            """
+            SELECT operation, model, COUNT(*) AS calls, CAST(SUM(usd_micros) AS BIGINT) AS usd_micros FROM provider_usage
+            WHERE subject = \(bind: subject) GROUP BY operation, model ORDER BY operation, model
+            """
+        ).all().compactMap { row in
+            guard let operation = MeteredOperation(rawValue: try row.string("operation")) else { return nil }
+            return (operation, try row.string("model"), try row.int("calls"), try row.decode(column: "usd_micros", as: Int64.self))
+        }
+    }
+}
