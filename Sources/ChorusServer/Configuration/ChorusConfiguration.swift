@@ -74,6 +74,34 @@ public struct ChorusConfiguration: Sendable {
         }
     }
 
+    /// Stories (seed 004): models, illustration pacing and limits, budgets.
+    public struct StorySettings: Sendable, Equatable {
+        /// The chat model writing stories, scenes, visual profiles and event suggestions (`CHORUS_STORIES_TEXT_MODEL`).
+        public var textModel: String
+        /// The image model drawing avatars and illustrations (`CHORUS_STORIES_IMAGE_MODEL`).
+        public var imageModel: String
+        /// Image size and quality sent with each picture.
+        public var imageSize: String
+        public var imageQuality: String
+        /// The speech model narrating stories (`CHORUS_STORIES_TTS_MODEL`; needs `instructions` support).
+        public var speechModel: String
+        /// Moderation model used as a second opinion on user-supplied text; `nil` turns it off.
+        public var moderationModel: String?
+        /// Illustrations drawn at once, and the pause between batches.
+        public var illustrationBatchSize: Int
+        public var illustrationBatchSpacing: TimeInterval
+        /// How long one picture may take before it counts as a timeout.
+        public var illustrationTimeout: TimeInterval
+        /// Attempts per picture (rate limits and timeouts), first included.
+        public var illustrationAttempts: Int
+        /// The most illustrations a story may have without and with a paid plan.
+        public var freeIllustrations: Int
+        public var premiumIllustrations: Int
+        /// Spend limits of the feature (provider costs of all users), micro-dollars.
+        public var dailyBudgetMicrodollars: Int64?
+        public var monthlyBudgetMicrodollars: Int64?
+    }
+
     /// Voice messages: recordings, transcription.
     public struct VoiceMessageSettings: Sendable, Equatable {
         /// The speech-to-text model (`CHORUS_VOICE_TRANSCRIPTION_MODEL`): `whisper-1` reports confidence and silence,
@@ -174,6 +202,7 @@ public struct ChorusConfiguration: Sendable {
     public var openAI: OpenAIAccount?
     public var callBridge: CallBridgeSettings
     public var voiceMessages: VoiceMessageSettings
+    public var stories: StorySettings
     public var elevenLabs: ElevenLabsAccount?
     /// S3-compatible object storage for recordings and generated audio; `nil` stores files under the data directory.
     public var objectStorage: S3BlobStore.Configuration?
@@ -220,6 +249,11 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_VOICE_RETENTION_SWEEP_SECONDS", "CHORUS_VOICE_SPEECH_CACHE_DAYS", "CHORUS_VOICE_URGENCY", "CHORUS_S3_ENDPOINT", "CHORUS_S3_REGION",
         "CHORUS_S3_BUCKET",
         "CHORUS_S3_ACCESS_KEY_ID", "CHORUS_S3_SECRET_ACCESS_KEY", "CHORUS_S3_ADDRESSING", "CHORUS_BLOB_MEMORY_CACHE_MB", "CHORUS_PRICE_TABLE_FILE",
+        "CHORUS_STORIES_TEXT_MODEL",
+        "CHORUS_STORIES_IMAGE_MODEL", "CHORUS_STORIES_IMAGE_SIZE", "CHORUS_STORIES_IMAGE_QUALITY", "CHORUS_STORIES_TTS_MODEL",
+        "CHORUS_STORIES_MODERATION_MODEL", "CHORUS_STORIES_ILLUSTRATION_BATCH", "CHORUS_STORIES_ILLUSTRATION_SPACING_SECONDS",
+        "CHORUS_STORIES_ILLUSTRATION_TIMEOUT_SECONDS", "CHORUS_STORIES_ILLUSTRATION_ATTEMPTS", "CHORUS_STORIES_FREE_ILLUSTRATIONS",
+        "CHORUS_STORIES_PREMIUM_ILLUSTRATIONS", "CHORUS_STORIES_DAILY_BUDGET_USD", "CHORUS_STORIES_MONTHLY_BUDGET_USD",
     ]
 
     /// Sandbox providers are in use (no live Twilio account configured).
@@ -347,6 +381,40 @@ public struct ChorusConfiguration: Sendable {
                 }
             }
         )
+        func budget(_ key: String, _ defaultUSD: Int64) -> Int64? {
+            reader.value(key, default: Int64?.some(defaultUSD * 1_000_000)) { text -> Int64?? in
+                if text == "off" { return .some(nil) }
+                guard let value = microdollars(text) else { return nil }
+                return .some(value)
+            }
+        }
+        let stories = StorySettings(
+            textModel: reader.string("CHORUS_STORIES_TEXT_MODEL") ?? "gpt-4.1-mini",
+            imageModel: reader.string("CHORUS_STORIES_IMAGE_MODEL") ?? "gpt-image-2",
+            imageSize: reader.string("CHORUS_STORIES_IMAGE_SIZE") ?? "1024x1024",
+            imageQuality: reader.string("CHORUS_STORIES_IMAGE_QUALITY") ?? "medium",
+            speechModel: reader.string("CHORUS_STORIES_TTS_MODEL") ?? "gpt-4o-mini-tts",
+            moderationModel: reader.value("CHORUS_STORIES_MODERATION_MODEL", default: String?.some("omni-moderation-latest")) {
+                $0 == "off" ? String?.none : String?.some($0)
+            },
+            illustrationBatchSize: reader.value("CHORUS_STORIES_ILLUSTRATION_BATCH", default: 3) {
+                Int($0).flatMap { (1...8).contains($0) ? $0 : nil }
+            },
+            illustrationBatchSpacing: reader.value("CHORUS_STORIES_ILLUSTRATION_SPACING_SECONDS", default: 2) {
+                TimeInterval($0).flatMap { $0 >= 0 && $0 <= 60 ? $0 : nil }
+            },
+            illustrationTimeout: reader.value("CHORUS_STORIES_ILLUSTRATION_TIMEOUT_SECONDS", default: 30) {
+                TimeInterval($0).flatMap { $0 > 0 && $0 <= 600 ? $0 : nil }
+            },
+            illustrationAttempts: reader.value("CHORUS_STORIES_ILLUSTRATION_ATTEMPTS", default: 4) {
+                Int($0).flatMap { (1...10).contains($0) ? $0 : nil }
+            },
+            freeIllustrations: reader.value("CHORUS_STORIES_FREE_ILLUSTRATIONS", default: 3) { Int($0).flatMap { (0...8).contains($0) ? $0 : nil } },
+            premiumIllustrations: reader.value("CHORUS_STORIES_PREMIUM_ILLUSTRATIONS", default: 8) {
+                Int($0).flatMap { (0...8).contains($0) ? $0 : nil }
+            },
+            dailyBudgetMicrodollars: budget("CHORUS_STORIES_DAILY_BUDGET_USD", 50),
+            monthlyBudgetMicrodollars: budget("CHORUS_STORIES_MONTHLY_BUDGET_USD", 1_000))
         var prices = PriceTable.standard
         if let path = reader.string("CHORUS_PRICE_TABLE_FILE") {
             let file = path.hasPrefix("/") ? URL(fileURLWithPath: path) : cwd.appendingPathComponent(path)
@@ -450,6 +518,7 @@ public struct ChorusConfiguration: Sendable {
             openAI: openAI,
             callBridge: callBridge,
             voiceMessages: voiceMessages,
+            stories: stories,
             elevenLabs: elevenLabs,
             objectStorage: objectStorage,
             blobMemoryCacheBytes: reader.value("CHORUS_BLOB_MEMORY_CACHE_MB", default: 64 << 20) {

@@ -15,6 +15,7 @@ enum ChorusMigrations {
         CreateMessaging(),
         AddSpeechCacheExpiry(),
         CreateMetering(),
+        CreateStories(),
     ]
 }
 

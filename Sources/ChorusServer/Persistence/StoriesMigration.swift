@@ -1,0 +1,92 @@
+import FluentKit
+import SQLKit
+
+/// Stories (seed 004): heroes with their avatar and cached visual profile, custom events, stories with the status of
+/// each pipeline stage, the narration's parts and the illustrations with their own state.
+struct CreateStories: AsyncMigration {
+    func prepare(on database: any Database) async throws {
+        try await database.schema("heroes")
+            .field("id", .string, .identifier(auto: false))
+            .field("user_id", .string, .required, .references("users", "id", onDelete: .cascade))
+            .field("name", .string, .required)
+            .field("traits", .string, .required)
+            .field("appearance", .string, .required)
+            .field("avatar_prompt", .string)
+            .field("avatar_blob_key", .string)
+            .field("visual_profile", .string)
+            .field("created_at", .int64, .required)
+            .field("updated_at", .int64, .required)
+            .create()
+        try await database.schema("story_custom_events")
+            .field("id", .string, .identifier(auto: false))
+            .field("user_id", .string, .required, .references("users", "id", onDelete: .cascade))
+            .field("title", .string, .required)
+            .field("description", .string, .required)
+            .field("category", .string, .required)
+            .field("age_range", .string, .required)
+            .field("tone", .string, .required)
+            .field("prompt_seed", .string, .required)
+            .field("keywords", .string, .required)
+            .field("created_at", .int64, .required)
+            .create()
+        // The hero and event are copied into the story when it is created, so editing or deleting them later does not
+        // change a story in progress or in the library.
+        try await database.schema("stories")
+            .field("id", .string, .identifier(auto: false))
+            .field("user_id", .string, .required, .references("users", "id", onDelete: .cascade))
+            .field("hero_id", .string)
+            .field("snapshot", .string, .required)
+            .field("language", .string, .required)
+            .field("voice", .string, .required)
+            .field("length_minutes", .int64, .required)
+            .field("illustration_count", .int64, .required)
+            .field("text_status", .string, .required)
+            .field("scenes_status", .string, .required)
+            .field("narration_status", .string, .required)
+            .field("illustrations_status", .string, .required)
+            .field("failure_stage", .string)
+            .field("failure", .string)
+            .field("title", .string)
+            .field("content", .string)
+            .field("scenes", .string)
+            .field("audio_blob_key", .string)
+            .field("audio_duration_ms", .int64)
+            .field("narration_parts_total", .int64)
+            .field("cancelled_at", .int64)
+            .field("created_at", .int64, .required)
+            .field("updated_at", .int64, .required)
+            .create()
+        try await database.schema("story_narration_parts")
+            .field("story_id", .string, .required, .references("stories", "id", onDelete: .cascade))
+            .field("part", .int64, .required)
+            .field("text", .string, .required)
+            .field("blob_key", .string, .required)
+            .field("duration_ms", .int64, .required)
+            .compositeIdentifier(over: "story_id", "part")
+            .create()
+        try await database.schema("story_illustrations")
+            .field("story_id", .string, .required, .references("stories", "id", onDelete: .cascade))
+            .field("number", .int64, .required)
+            .field("prompt", .string, .required)
+            .field("status", .string, .required)
+            .field("error_type", .string)
+            .field("error", .string)
+            .field("retry_count", .int64, .required)
+            .field("last_attempt_at", .int64)
+            .field("used_fallback", .bool, .required)
+            .field("blob_key", .string)
+            .field("timestamp_ms", .int64)
+            .compositeIdentifier(over: "story_id", "number")
+            .create()
+        let sql = database as! any SQLDatabase
+        try await sql.create(index: "heroes_user").on("heroes").column("user_id").run()
+        try await sql.create(index: "story_custom_events_user").on("story_custom_events").column("user_id").run()
+        try await sql.create(index: "stories_user").on("stories").column("user_id").column("created_at").run()
+    }
+
+    func revert(on database: any Database) async throws {
+        for table in ["story_illustrations", "story_narration_parts", "stories", "story_custom_events", "heroes"] {
+            try await database.schema(table).delete()
+        }
+    }
+}
