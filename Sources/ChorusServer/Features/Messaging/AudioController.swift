@@ -148,9 +148,8 @@ struct AudioController: RouteCollection {
     func download(_ req: Request) async throws -> Response {
         guard let id = req.parameters.get("audio_id") else { throw APIError.notFound("Recording not found") }
         let now = services.now()
-        if let signature = req.query[String.self, at: "signature"] {
-            let expires = req.query[Int64.self, at: "expires"] ?? 0
-            guard messaging.audioURLs.isValid(audioID: id, expires: expires, signature: signature, now: now) else {
+        if let signed = AudioURLSigner.signedQuery(req.url.query) {
+            guard messaging.audioURLs.isValid(audioID: id, expires: signed.expires, signature: signed.signature, now: now) else {
                 throw APIError.detail(.forbidden, "This audio link is invalid or has expired; fetch the message again for a new one")
             }
         } else {

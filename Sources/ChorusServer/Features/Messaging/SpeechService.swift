@@ -3,6 +3,7 @@ import ChorusCore
 import ChorusProviders
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import Vapor
 
 /// One piece of speech to produce: its text, who speaks it, and what it costs.
@@ -52,6 +53,28 @@ final class SpeechService: Sendable {
         self.settings = settings
         self.prices = prices
         self.clock = clock
+    }
+
+    /// Ready cache rows recently served, so a popular speech is not looked up in the database on every play. A row
+    /// deleted on another instance (erasure, expiry) is noticed within ``servedEntryLifetime``; on this instance the
+    /// deleted blob is gone at once.
+    private let servedEntries = NIOLockedValueBox<[String: (entry: SpeechCacheEntry, until: ContinuousClock.Instant)]>([:])
+    static let servedEntryLifetime: Duration = .seconds(5)
+
+    /// The ready cache row of `key` for serving its audio, from memory when it was read in the last few seconds.
+    func servedEntry(key: String, store: ChorusStore) async throws -> SpeechCacheEntry? {
+        let now = ContinuousClock.now
+        if let cached = servedEntries.withLockedValue({ $0[key] }), cached.until > now { return cached.entry }
+        guard let entry = try await store.speechCacheEntry(key: key, fromReadPool: true), entry.status == "ready" else {
+            servedEntries.withLockedValue { _ = $0.removeValue(forKey: key) }
+            return nil
+        }
+        servedEntries.withLockedValue { entries in
+            // Bounded: expired rows are dropped whenever the table grows large.
+            if entries.count >= 10_000 { entries = entries.filter { $0.value.until > now } }
+            if entries.count < 10_000 { entries[key] = (entry, now + Self.servedEntryLifetime) }
+        }
+        return entry
     }
 
     /// The speech of `plan`, generating it if needed; `cached` is true when nothing was generated for this request.

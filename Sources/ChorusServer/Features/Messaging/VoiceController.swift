@@ -174,12 +174,10 @@ struct VoiceController: RouteCollection {
 
     @Sendable
     func download(_ req: Request) async throws -> Response {
-        guard let key = req.parameters.get("speech_key"), let signature = req.query[String.self, at: "signature"],
-            messaging.audioURLs.isValid(
-                audioID: "speech:\(key)", expires: req.query[Int64.self, at: "expires"] ?? 0, signature: signature, now: services.now())
+        guard let key = req.parameters.get("speech_key"), let signed = AudioURLSigner.signedQuery(req.url.query),
+            messaging.audioURLs.isValid(audioID: "speech:\(key)", expires: signed.expires, signature: signed.signature, now: services.now())
         else { throw APIError.detail(.forbidden, "This audio link is invalid or has expired; request the speech again for a new one") }
-        guard let entry = try await req.store.speechCacheEntry(key: key, fromReadPool: true), entry.status == "ready",
-            let blob = entry.blobKey.flatMap(BlobKey.init)
+        guard let entry = try await messaging.speech.servedEntry(key: key, store: req.store), let blob = entry.blobKey.flatMap(BlobKey.init)
         else { throw APIError.notFound("Audio not found") }
         return try await AudioController.serve(blob, from: messaging.blobs, request: req)
     }
