@@ -1,0 +1,257 @@
+import Foundation
+
+/// What a story is about: the facts every Stories prompt carries.
+public struct StoryBrief: Sendable, Equatable {
+    public var language: StoryLanguage
+    public var heroName: String
+    public var heroTraits: [String]
+    public var heroAppearance: String
+    /// The event's title and prompt seed ("First day of school: Mia discovers that new places hold new friends").
+    public var event: String
+    public var lengthMinutes: Int
+
+    public init(language: StoryLanguage, heroName: String, heroTraits: [String], heroAppearance: String, event: String, lengthMinutes: Int) {
+        self.language = language
+        self.heroName = heroName
+        self.heroTraits = heroTraits
+        self.heroAppearance = heroAppearance
+        self.event = event
+        self.lengthMinutes = lengthMinutes
+    }
+
+    /// About 150 spoken words a minute (the seed's figure).
+    public var targetWords: Int { lengthMinutes * StoryPrompt.wordsPerMinute }
+}
+
+/// The prompts of the story stage (seed 004 "Story Generation"), written natively in each language: a calm, age-appropriate
+/// storyteller for children of 4–10, no scary elements or intense conflict, gentle adventures, friendship and positive
+/// messages; the answer is plain text — the title on the first line, a blank line, then the story — so it can be
+/// streamed to the app as it is written.
+///
+/// The last line of the user message is a compact JSON object of the facts (``facts(_:)``): models read it as well as
+/// the prose, and the sandbox model reads only it, so both always agree on what was asked.
+public enum StoryPrompt {
+    public static let wordsPerMinute = 150
+
+    /// The system message.
+    public static func system(_ language: StoryLanguage) -> String {
+        switch language {
+        case .en:
+            """
+            You are a skilled children's storyteller who creates engaging, age-appropriate stories for bedtime. Your stories \
+            are calming and imaginative and help children feel safe and ready for sleep. Avoid scary elements or intense \
+            conflict. Focus on gentle adventures, friendship and positive messages. Write in English.
+            """
+        case .es:
+            """
+            Eres un narrador experto de cuentos infantiles que crea historias atractivas y adecuadas para la hora de dormir. \
+            Tus cuentos son tranquilos e imaginativos y ayudan a los niños a sentirse seguros y listos para dormir. Evita los \
+            elementos que den miedo y los conflictos intensos. Céntrate en aventuras suaves, la amistad y mensajes positivos. \
+            Escribe en español.
+            """
+        case .fr:
+            """
+            Tu es un conteur expérimenté qui écrit des histoires captivantes et adaptées aux enfants pour l'heure du coucher. \
+            Tes histoires sont apaisantes et pleines d'imagination, et aident les enfants à se sentir en sécurité et prêts à \
+            dormir. Évite tout élément effrayant et tout conflit intense. Privilégie les aventures douces, l'amitié et les \
+            messages positifs. Écris en français.
+            """
+        case .de:
+            """
+            Du bist ein erfahrener Geschichtenerzähler, der fesselnde, kindgerechte Gutenachtgeschichten schreibt. Deine \
+            Geschichten sind beruhigend und fantasievoll und helfen Kindern, sich geborgen und bereit zum Einschlafen zu \
+            fühlen. Vermeide alles Gruselige und heftige Konflikte. Erzähle von sanften Abenteuern, Freundschaft und \
+            positiven Botschaften. Schreibe auf Deutsch.
+            """
+        case .it:
+            """
+            Sei un abile narratore di storie per bambini che crea racconti coinvolgenti e adatti all'ora della nanna. Le tue \
+            storie sono rilassanti e fantasiose e aiutano i bambini a sentirsi al sicuro e pronti a dormire. Evita elementi \
+            spaventosi e conflitti intensi. Concentrati su avventure delicate, amicizia e messaggi positivi. Scrivi in italiano.
+            """
+        }
+    }
+
+    /// The user message: the request in the story's language, then the facts line.
+    public static func user(_ brief: StoryBrief) -> String {
+        let traits = brief.heroTraits.joined(separator: ", ")
+        let words = brief.targetWords
+        let minutes = brief.lengthMinutes
+        let prose: String =
+            switch brief.language {
+            case .en:
+                """
+                Create a \(minutes)-minute bedtime story about \(brief.heroName).
+
+                Character traits: \(traits)
+                Appearance: \(brief.heroAppearance)
+                Story event: \(brief.event)
+
+                Requirements:
+                - calming and sleep-inducing
+                - include the character traits
+                - centred on the story event
+                - for children aged 4 to 10
+                - about \(words) words
+
+                Write the title on the first line, then a blank line, then the story in paragraphs separated by blank lines.
+                """
+            case .es:
+                """
+                Crea un cuento para dormir de \(minutes) minutos sobre \(brief.heroName).
+
+                Rasgos del personaje: \(traits)
+                Aspecto: \(brief.heroAppearance)
+                Acontecimiento: \(brief.event)
+
+                Requisitos:
+                - tranquilo y que invite al sueño
+                - que incluya los rasgos del personaje
+                - centrado en el acontecimiento
+                - para niños de 4 a 10 años
+                - unas \(words) palabras
+
+                Escribe el título en la primera línea, luego una línea en blanco y después el cuento en párrafos separados por líneas en blanco.
+                """
+            case .fr:
+                """
+                Écris une histoire du soir de \(minutes) minutes sur \(brief.heroName).
+
+                Traits de caractère : \(traits)
+                Apparence : \(brief.heroAppearance)
+                Événement : \(brief.event)
+
+                Consignes :
+                - apaisante et propice au sommeil
+                - qui reprend les traits de caractère
+                - centrée sur l'événement
+                - pour des enfants de 4 à 10 ans
+                - environ \(words) mots
+
+                Écris le titre sur la première ligne, puis une ligne vide, puis l'histoire en paragraphes séparés par des lignes vides.
+                """
+            case .de:
+                """
+                Schreibe eine \(minutes)-minütige Gutenachtgeschichte über \(brief.heroName).
+
+                Charaktereigenschaften: \(traits)
+                Aussehen: \(brief.heroAppearance)
+                Ereignis: \(brief.event)
+
+                Anforderungen:
+                - beruhigend und einschläfernd
+                - mit den Charaktereigenschaften
+                - rund um das Ereignis
+                - für Kinder von 4 bis 10 Jahren
+                - etwa \(words) Wörter
+
+                Schreibe den Titel in die erste Zeile, dann eine Leerzeile, dann die Geschichte in Absätzen, getrennt durch Leerzeilen.
+                """
+            case .it:
+                """
+                Crea una storia della buonanotte di \(minutes) minuti su \(brief.heroName).
+
+                Tratti del personaggio: \(traits)
+                Aspetto: \(brief.heroAppearance)
+                Evento: \(brief.event)
+
+                Requisiti:
+                - rilassante e che concili il sonno
+                - che includa i tratti del personaggio
+                - incentrata sull'evento
+                - per bambini dai 4 ai 10 anni
+                - circa \(words) parole
+
+                Scrivi il titolo sulla prima riga, poi una riga vuota, poi la storia in paragrafi separati da righe vuote.
+                """
+            }
+        return prose + "\n\n" + facts(brief)
+    }
+
+    /// The facts line: `{"task":"story","language":…,"hero_name":…,"hero_traits":[…],"hero_appearance":…,"event":…,"target_words":…}`.
+    public static func facts(_ brief: StoryBrief) -> String {
+        FactsLine.encode([
+            "task": .string("story"), "language": .string(brief.language.rawValue), "hero_name": .string(brief.heroName),
+            "hero_traits": .strings(brief.heroTraits), "hero_appearance": .string(brief.heroAppearance), "event": .string(brief.event),
+            "target_words": .int(brief.targetWords),
+        ])
+    }
+
+    /// The output budget: about 2 tokens a word in the Latin-script languages, plus room for the title.
+    public static func maxOutputTokens(_ brief: StoryBrief) -> Int {
+        brief.targetWords * 2 + 200
+    }
+}
+
+/// A story as the model wrote it: title and text.
+public struct StoryText: Sendable, Equatable {
+    public var title: String
+    public var content: String
+
+    public init(title: String, content: String) {
+        self.title = title
+        self.content = content
+    }
+
+    /// Reads "Title\n\nStory…", tolerating leading blank lines, a `Title:` (or `Titre :`, `Título:`, `Titel:`, `Titolo:`)
+    /// label, Markdown `#`/`**` and quotes around the title. Throws ``StoryTextError`` when there is no story after
+    /// the title.
+    public static func parse(_ raw: String) throws -> StoryText {
+        var lines = raw.replacingOccurrences(of: "\r\n", with: "\n").components(separatedBy: "\n")
+        while let first = lines.first, first.trimmingCharacters(in: .whitespaces).isEmpty { lines.removeFirst() }
+        guard let first = lines.first else { throw StoryTextError.empty }
+        var title = first.trimmingCharacters(in: .whitespaces)
+        while title.hasPrefix("#") { title.removeFirst() }
+        title = title.trimmingCharacters(in: .whitespaces)
+        for label in ["title", "titre", "título", "titulo", "titel", "titolo"] {
+            if title.lowercased().hasPrefix(label), let colon = title.firstIndex(of: ":"),
+                title.distance(from: title.startIndex, to: colon) <= label.count + 1
+            {
+                title = String(title[title.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            }
+        }
+        title = title.trimmingCharacters(in: CharacterSet(charactersIn: "*_\"'“”«»„[] "))
+        let content = lines.dropFirst().joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !title.isEmpty, !content.isEmpty else { throw StoryTextError.empty }
+        return StoryText(title: title, content: content)
+    }
+
+    /// Words in the story (whitespace-separated).
+    public var wordCount: Int { content.split(whereSeparator: \.isWhitespace).count }
+}
+
+/// Why a generated story is unusable.
+public enum StoryTextError: Error, Sendable, Equatable {
+    /// No title, or nothing after it.
+    case empty
+}
+
+/// The one-line JSON object of facts that ends every Stories prompt (keys sorted, so the line is stable).
+public enum FactsLine {
+    /// A JSON value of a facts line.
+    public enum Value: Sendable, Equatable {
+        case string(String)
+        case strings([String])
+        case int(Int)
+        case null
+    }
+
+    public static func encode(_ facts: [String: Value]) -> String {
+        let members = facts.keys.sorted().map { key -> String in
+            let value: String =
+                switch facts[key]! {
+                case .string(let text): quote(text)
+                case .strings(let texts): "[" + texts.map(quote).joined(separator: ",") + "]"
+                case .int(let number): String(number)
+                case .null: "null"
+                }
+            return quote(key) + ":" + value
+        }
+        return "{" + members.joined(separator: ",") + "}"
+    }
+
+    static func quote(_ text: String) -> String {
+        let data = (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}
