@@ -368,11 +368,14 @@ public struct RealtimeEventDTO: Codable, Sendable, Equatable {
     public var online: Bool?
     public var summaryID: String?
     public var detail: String?
+    /// `story.progress` events: what changed in one of the user's stories.
+    public var story: StoryProgressDTO?
 
     public init(
         type: String, conversationID: String? = nil, message: MessageDTO? = nil, userID: String? = nil, online: Bool? = nil,
-        summaryID: String? = nil, detail: String? = nil
+        summaryID: String? = nil, detail: String? = nil, story: StoryProgressDTO? = nil
     ) {
+        self.story = story
         self.type = type
         self.conversationID = conversationID
         self.message = message
@@ -390,6 +393,7 @@ public struct RealtimeEventDTO: Codable, Sendable, Equatable {
         case online
         case summaryID = "summary_id"
         case detail
+        case story
     }
 }
 

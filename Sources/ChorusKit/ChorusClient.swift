@@ -33,6 +33,8 @@ public final class ChorusClient: Sendable {
     public let messages: MessagesClient
     /// Voice messages: recordings, transcripts, the messaging profile and realtime events.
     public let voice: VoiceClient
+    /// The account across products: what its AI work consumed and cost.
+    public let account: AccountClient
 
     /// Creates a client of the server `environment`. Create one per app and share it.
     ///
@@ -55,6 +57,7 @@ public final class ChorusClient: Sendable {
         self.conversations = ConversationsClient(session: session)
         self.messages = MessagesClient(session: session)
         self.voice = VoiceClient(session: session)
+        self.account = AccountClient(session: session)
     }
 
     /// Creates a client of the server at `baseURL` (the same as `environment: .custom(baseURL)`).

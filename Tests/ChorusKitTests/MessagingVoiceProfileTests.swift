@@ -94,6 +94,13 @@ struct MessagingVoiceProfileTests {
             #expect(try await bob.chorus.messages.speech(for: message.id).voice == .default)
             #expect(await chorusStatus { try await alice.chorus.voice.deleteVoiceProfile() } == 404)
 
+            // What Bob's listening cost: speech generated for him, metered in the month and the day.
+            let month = try await bob.chorus.account.providerUsage()
+            let spoken = try #require(month.features.first { $0.feature == "voice_messages" }?.items.filter { $0.operation == "speech" })
+            #expect(spoken.reduce(0) { $0 + $1.calls } >= 2 && spoken.allSatisfy { $0.characters > 0 && $0.usdMicros > 0 })
+            #expect(month.period == "month" && month.totalUSDMicros >= spoken.reduce(0) { $0 + $1.usdMicros })
+            #expect(try await bob.chorus.account.providerUsage(in: .day).period == "day")
+
             // Erasure empties the export; erasing again erases nothing more.
             let erased = try await alice.chorus.voice.eraseVoiceData()
             #expect(erased.recordings >= 1 && !erased.clonedVoice)

@@ -5,7 +5,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 import Vapor
 
-/// The realtime WebSocket connections of this instance, by user, and delivery of events to them.
+/// The realtime WebSocket connections (and server-sent event listeners) of this instance, by user, and delivery of
+/// events to them.
 ///
 /// Events are encoded once per publication and written to every connection of every recipient. Delivery across
 /// instances goes through ``RealtimeFanout`` (PostgreSQL `NOTIFY`), which calls ``deliver(_:to:)`` on each instance.
@@ -16,6 +17,28 @@ final class RealtimeHub: Sendable {
     }
 
     private let connections = NIOLockedValueBox<[String: [Connection]]>([:])
+
+    /// Other consumers of a user's events on this instance (server-sent event streams), by user.
+    private struct Listener: Sendable {
+        let id: UUID
+        let receive: @Sendable (String) -> Void
+    }
+
+    private let listeners = NIOLockedValueBox<[String: [Listener]]>([:])
+
+    /// Calls `receive` with every event (encoded) delivered to `userID` on this instance until ``stopListening(_:userID:)``.
+    func listen(userID: String, _ receive: @escaping @Sendable (String) -> Void) -> UUID {
+        let id = UUID()
+        listeners.withLockedValue { $0[userID, default: []].append(Listener(id: id, receive: receive)) }
+        return id
+    }
+
+    func stopListening(_ id: UUID, userID: String) {
+        listeners.withLockedValue { all in
+            all[userID]?.removeAll { $0.id == id }
+            if all[userID]?.isEmpty ?? false { all[userID] = nil }
+        }
+    }
 
     /// Registers a socket of `userID`; returns its id and whether it is the user's first connection here.
     func add(_ socket: WebSocket, userID: String) -> (id: UUID, first: Bool) {
@@ -52,6 +75,7 @@ final class RealtimeHub: Sendable {
 
     /// Writes the encoded event to every local connection of the recipients.
     func deliver(_ text: String, to userIDs: [String]) {
+        for listener in listeners.withLockedValue({ all in userIDs.flatMap { all[$0] ?? [] } }) { listener.receive(text) }
         let sockets = connections.withLockedValue { all in userIDs.flatMap { all[$0] ?? [] }.map(\.socket) }
         guard !sockets.isEmpty else { return }
         for socket in sockets where !socket.isClosed {

@@ -161,24 +161,22 @@ final class SpeechService: Sendable {
         }
     }
 
-    /// Speaks the text in parts no longer than the provider accepts, joined into one file (MP3 frames and WAV PCM
-    /// concatenate; WAV parts are joined by ``WAVSplicer``).
+    /// Speaks the text in parts no longer than the provider accepts, joined into one file (MP3 parts by
+    /// ``MP3Joiner``, which drops each part's tags and summary frame; WAV parts by ``WAVSplicer``).
     func synthesize(_ plan: SpeechPlan) async throws -> Data {
         let parts = TextChunker(maxCharacters: plan.synthesizer.maxInputCharacters).split(plan.text)
-        var joined = Data()
-        var wavParts: [Data] = []
+        var audio: [Data] = []
         for part in parts {
             var request = plan.template
             request.text = part
-            let speech = try await plan.synthesizer.synthesize(request)
-            if plan.template.format == .wav { wavParts.append(speech.audio) } else { joined.append(speech.audio) }
+            audio.append(try await plan.synthesizer.synthesize(request).audio)
         }
+        guard audio.count > 1 else { return audio[0] }
         if plan.template.format == .wav {
-            guard wavParts.count > 1 else { return wavParts[0] }
-            let clips = wavParts.enumerated().map { WAVClip(messageID: String($0.offset), sender: plan.voiceKind, wav: $0.element) }
+            let clips = audio.enumerated().map { WAVClip(messageID: String($0.offset), sender: plan.voiceKind, wav: $0.element) }
             return try WAVSplicer.splice(clips, gapMs: 0).wav
         }
-        return joined
+        return try MP3Joiner.join(audio.map(MP3Joiner.frames)).bytes
     }
 }
 
