@@ -44,7 +44,62 @@ public final class SandboxOpenAI: Sendable {
         case transcriptions = "audio/transcriptions"
         case speech = "audio/speech"
         case chatCompletions = "chat/completions"
+        case images = "images/generations"
+        case moderations
         case models
+    }
+
+    /// A failure injected into the requests it matches, `times` times: the way to make one illustration of a story
+    /// fail while the others succeed.
+    public struct Fault: Sendable, Codable, Equatable {
+        public enum Kind: String, Sendable, Codable {
+            /// 429 `rate_limit_exceeded` with `Retry-After` / `retry-after-ms` (``retryAfterSeconds``, default 1).
+            case rateLimit = "rate_limit"
+            /// 400 `moderation_blocked` (the image safety system's answer; on any endpoint).
+            case contentPolicy = "content_policy"
+            /// The answer is held for ``delayMs`` (default 35,000) before it is given normally: clients with a shorter
+            /// deadline time out.
+            case timeout
+            /// 500 `server_error`.
+            case serverError = "server_error"
+        }
+
+        public var kind: Kind
+        /// Only requests to this endpoint; `nil` any.
+        public var endpoint: Endpoint?
+        /// Only requests whose body contains this text; `nil` any.
+        public var match: String?
+        /// How many matching requests fail (default 1).
+        public var times: Int
+        public var retryAfterSeconds: Double?
+        public var delayMs: Int?
+
+        public init(
+            kind: Kind, endpoint: Endpoint? = nil, match: String? = nil, times: Int = 1, retryAfterSeconds: Double? = nil, delayMs: Int? = nil
+        ) {
+            self.kind = kind
+            self.endpoint = endpoint
+            self.match = match
+            self.times = times
+            self.retryAfterSeconds = retryAfterSeconds
+            self.delayMs = delayMs
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case kind, endpoint, match, times
+            case retryAfterSeconds = "retry_after_seconds"
+            case delayMs = "delay_ms"
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            kind = try container.decode(Kind.self, forKey: .kind)
+            endpoint = try container.decodeIfPresent(Endpoint.self, forKey: .endpoint)
+            match = try container.decodeIfPresent(String.self, forKey: .match)
+            times = try container.decodeIfPresent(Int.self, forKey: .times) ?? 1
+            retryAfterSeconds = try container.decodeIfPresent(Double.self, forKey: .retryAfterSeconds)
+            delayMs = try container.decodeIfPresent(Int.self, forKey: .delayMs)
+        }
     }
 
     /// Injected failures and latency. Absent members take their defaults when decoded.
@@ -64,12 +119,15 @@ public final class SandboxOpenAI: Sendable {
         public var endpoint: Endpoint?
         /// `shutdown_date`s (`YYYY-MM-DD`) the model list announces, by model id; other models have `null`.
         public var shutdownDates: [String: String]
+        /// Failures injected into matching requests (checked before ``failNext``). Default none.
+        public var faults: [Fault]
 
         /// Creates a behavior; every parameter has the documented default.
         public init(
             failNext: Int = 0, status: Int = 429, code: String? = nil, retryAfterSeconds: Double? = nil, delayMs: Int = 0,
-            endpoint: Endpoint? = nil, shutdownDates: [String: String] = [:]
+            endpoint: Endpoint? = nil, shutdownDates: [String: String] = [:], faults: [Fault] = []
         ) {
+            self.faults = faults
             self.failNext = failNext
             self.status = status
             self.code = code
@@ -87,6 +145,7 @@ public final class SandboxOpenAI: Sendable {
             case delayMs = "delay_ms"
             case endpoint
             case shutdownDates = "shutdown_dates"
+            case faults
         }
 
         /// Decodes a partial behavior: absent members take their defaults.
@@ -99,6 +158,7 @@ public final class SandboxOpenAI: Sendable {
             delayMs = try container.decodeIfPresent(Int.self, forKey: .delayMs) ?? 0
             endpoint = try container.decodeIfPresent(Endpoint.self, forKey: .endpoint)
             shutdownDates = try container.decodeIfPresent([String: String].self, forKey: .shutdownDates) ?? [:]
+            faults = try container.decodeIfPresent([Fault].self, forKey: .faults) ?? []
         }
 
         /// Encodes every member (unset optionals as `null`).
@@ -111,6 +171,7 @@ public final class SandboxOpenAI: Sendable {
             try container.encode(delayMs, forKey: .delayMs)
             try container.encode(endpoint, forKey: .endpoint)
             try container.encode(shutdownDates, forKey: .shutdownDates)
+            try container.encode(faults, forKey: .faults)
         }
 
         /// Why the behavior cannot be used, or `nil` when it is valid.
@@ -126,6 +187,13 @@ public final class SandboxOpenAI: Sendable {
                 return "retry_after_seconds must be between 0 and 3600."
             }
             if !(0...60_000).contains(delayMs) { return "delay_ms must be between 0 and 60000." }
+            for fault in faults {
+                if fault.times < 1 { return "faults[].times must be at least 1." }
+                if let delay = fault.delayMs, !(0...120_000).contains(delay) { return "faults[].delay_ms must be between 0 and 120000." }
+                if let wait = fault.retryAfterSeconds, !(wait >= 0 && wait <= 3_600) {
+                    return "faults[].retry_after_seconds must be between 0 and 3600."
+                }
+            }
             for (model, date) in shutdownDates where !Self.isDate(date) {
                 return "shutdown_dates[\(model)] must be a date like 2027-02-26."
             }
@@ -231,6 +299,14 @@ public final class SandboxOpenAI: Sendable {
             self.count(.chatCompletions)
             return try await self.serve(.chatCompletions, request) { self.chatCompletion(request) }
         }
+        routes.on(.POST, "images", "generations", body: .collect(maxSize: "1mb")) { request async throws -> Response in
+            self.count(.images)
+            return try await self.serve(.images, request) { self.imageGeneration(request) }
+        }
+        routes.on(.POST, "moderations", body: .collect(maxSize: "4mb")) { request async throws -> Response in
+            self.count(.moderations)
+            return try await self.serve(.moderations, request) { self.moderation(request) }
+        }
         routes.get("models") { request async throws -> Response in
             self.count(.models)
             return try await self.serve(.models, request) {
@@ -299,6 +375,8 @@ public final class SandboxOpenAI: Sendable {
         let response: Response
         if let rejection = authenticate(request) {
             response = rejection
+        } else if let fault = matchingFault(for: endpoint, body: request.body.string), let failure = try await inject(fault, endpoint: endpoint) {
+            response = failure
         } else if let failure = injectedFailure(for: endpoint) {
             response = failure
         } else {
@@ -333,6 +411,44 @@ public final class SandboxOpenAI: Sendable {
         return nil
     }
 
+    /// The first fault matching the request, counted down (and removed when used up).
+    private func matchingFault(for endpoint: Endpoint, body: String?) -> Fault? {
+        state.withLockedValue { state -> Fault? in
+            guard
+                let index = state.behavior.faults.firstIndex(where: { fault in
+                    (fault.endpoint == nil || fault.endpoint == endpoint) && (fault.match.map { body?.contains($0) ?? false } ?? true)
+                })
+            else { return nil }
+            let fault = state.behavior.faults[index]
+            state.behavior.faults[index].times -= 1
+            if state.behavior.faults[index].times <= 0 { state.behavior.faults.remove(at: index) }
+            return fault
+        }
+    }
+
+    /// The failure a fault answers with; `nil` for a timeout, whose answer comes late but normally.
+    private func inject(_ fault: Fault, endpoint: Endpoint) async throws -> Response? {
+        logger.info("sandbox.openai injected fault", metadata: ["endpoint": "\(endpoint.rawValue)", "kind": "\(fault.kind.rawValue)"])
+        switch fault.kind {
+        case .timeout:
+            try await Task.sleep(for: .milliseconds(fault.delayMs ?? 35_000))
+            return nil
+        case .contentPolicy:
+            return Self.apiError(
+                .badRequest, type: "image_generation_user_error", code: "moderation_blocked",
+                message:
+                    "Your request was rejected as a result of our safety system. Your request may contain content that is not allowed by our safety system."
+            )
+        case .serverError:
+            return Self.apiError(
+                .internalServerError, type: "server_error", message: "The server had an error while processing your request. Sorry about that!")
+        case .rateLimit:
+            var behavior = Behavior(failNext: 1, status: 429, retryAfterSeconds: fault.retryAfterSeconds ?? 1)
+            behavior.endpoint = endpoint
+            return Self.failure(behavior)
+        }
+    }
+
     private func injectedFailure(for endpoint: Endpoint) -> Response? {
         let failing = state.withLockedValue { state -> Behavior? in
             guard state.behavior.failNext > 0, state.behavior.endpoint == nil || state.behavior.endpoint == endpoint else { return nil }
@@ -346,6 +462,11 @@ public final class SandboxOpenAI: Sendable {
                 "endpoint": "\(endpoint.rawValue)", "status": "\(failing.status)", "code": "\(failing.code ?? "-")",
                 "remaining": "\(failing.failNext)",
             ])
+        return Self.failure(failing)
+    }
+
+    /// The answer of an injected failure with `failing`'s status and code.
+    private static func failure(_ failing: Behavior) -> Response {
         switch failing.status {
         case 429 where failing.code == "insufficient_quota":
             return Self.apiError(

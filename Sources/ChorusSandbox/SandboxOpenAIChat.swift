@@ -103,6 +103,8 @@ extension SandboxOpenAI {
         case .jsonSchema(let schema):
             content = extractor.fill(schema).text
         }
+        // Stories prompts end with a facts line and get the storyteller's answers (see ``SandboxStories``).
+        if let story = SandboxStories.answer(userMessages: source) { content = story }
 
         let everything = conversation.map(\.content).joined(separator: "\n")
         var finishReason = "stop"

@@ -199,6 +199,23 @@ public enum ChorusApp {
                 base: OpenAISpeechSynthesizer(connection: openAIConnection), provider: openAIName, meter: voiceMeter),
             speech: SpeechService(blobs: blobs, settings: configuration.voiceMessages, prices: configuration.prices, clock: options.clock),
             textGenerator: MeteredTextGenerator(base: OpenAITextGenerator(connection: openAIConnection), provider: openAIName, meter: voiceMeter))
+        // Stories: pictures through their own connection (the illustration timeout, no transport retries: the
+        // illustration queue retries and records each attempt).
+        let storyMeter = meter(.stories)
+        let storySettings = configuration.stories
+        let imageConnection = OpenAIConnection(
+            apiKey: realtimeKey, baseURL: openAIConnection.baseURL, httpClient: httpClient,
+            timeout: .milliseconds(Int64(storySettings.illustrationTimeout * 1000)), retry: .none, logger: app.logger)
+        let stories = StoriesServices(
+            settings: storySettings,
+            text: MeteredTextGenerator(base: OpenAITextGenerator(connection: openAIConnection), provider: openAIName, meter: storyMeter),
+            images: MeteredImageGenerator(base: OpenAIImageGenerator(connection: imageConnection), provider: openAIName, meter: storyMeter),
+            speech: MeteredSpeechSynthesizer(base: OpenAISpeechSynthesizer(connection: openAIConnection), provider: openAIName, meter: storyMeter),
+            moderator: storySettings.moderationModel == nil
+                ? nil : MeteredModerator(base: OpenAIModerator(connection: openAIConnection), provider: openAIName, meter: storyMeter),
+            meter: storyMeter, blobs: blobs,
+            files: AudioURLSigner(secret: "stories|" + secret, lifetime: configuration.voiceMessages.audioURLLifetime))
+        let jobSignal = JobSignal()
 
         let services = ChorusServices(
             configuration: configuration,
@@ -217,7 +234,9 @@ public enum ChorusApp {
             readPool: readPool,
             realtime: realtime,
             bridges: bridges,
-            messaging: messaging
+            messaging: messaging,
+            stories: stories,
+            jobSignal: jobSignal
         )
         app.storage[ChorusServicesKey.self] = services
 
@@ -251,6 +270,7 @@ public enum ChorusApp {
         try app.register(collection: PrivacyController(services: services))
         try app.register(collection: UsageController(services: services))
         try app.register(collection: ConversationAudioController(services: services))
+        try app.register(collection: StoriesController(services: services))
         if !configuration.isProduction {
             try app.register(collection: DevelopmentController(services: services))
         }
@@ -263,6 +283,8 @@ public enum ChorusApp {
             let transcriptions = MessageTranscriptionJob(services: services)
             let digests = DigestJob(services: services)
             let urgency = MessageUrgency(services: services)
+            let storyPipeline = StoryPipeline(services: services)
+            let storyJob: JobRunner.Handler = { job, store, logger in try await storyPipeline.run(job, store: store, logger: logger) }
             app.lifecycle.use(
                 JobRunner(
                     handlers: [
@@ -277,12 +299,15 @@ public enum ChorusApp {
                         JobKind.transcribeMessageAudio: { job, store, logger in
                             try await transcriptions.run(job, store: store, logger: logger)
                         },
+                        JobKind.storyText: storyJob, JobKind.storyScenes: storyJob, JobKind.storyNarration: storyJob,
+                        JobKind.storyIllustrations: storyJob,
                         JobKind.purgeTranscript: { job, store, _ in
                             guard let callID = Int(job.payload) else { return }
                             try await store.deleteTranscript(callID: callID, now: options.clock())
                         },
                     ],
-                    pollInterval: configuration.jobPollInterval, clock: options.clock, logger: app.logger
+                    pollInterval: configuration.jobPollInterval, concurrency: configuration.jobConcurrency, signal: jobSignal, clock: options.clock,
+                    logger: app.logger
                 ))
         }
     }

@@ -33,6 +33,10 @@ struct ChorusServices: Sendable {
     let bridges: CallBridgeRegistry
     /// Voice messages: storage, transcription, realtime delivery.
     let messaging: MessagingServices
+    /// Stories: text, pictures, narration, moderation.
+    let stories: StoriesServices
+    /// Wakes the job runner when work is enqueued.
+    let jobSignal: JobSignal
 
     /// The database as seen from `eventLoop`.
     func store(_ database: any SQLDatabase, on eventLoop: any EventLoop) -> ChorusStore {

@@ -193,6 +193,8 @@ public struct ChorusConfiguration: Sendable {
     public var maxBodySize: Int
     /// How often the job queue polls for due work.
     public var jobPollInterval: TimeInterval
+    /// Jobs one instance runs at once (`CHORUS_JOB_CONCURRENCY`, default 8).
+    public var jobConcurrency: Int
     public var logLevel: String
     /// Threads for blocking work (SQLite statements, bcrypt).
     public var blockingThreads: Int
@@ -505,6 +507,7 @@ public struct ChorusConfiguration: Sendable {
             plans: plans,
             maxBodySize: reader.value("CHORUS_MAX_BODY_BYTES", default: 64 * 1024) { Int($0).flatMap { $0 > 0 ? $0 : nil } },
             jobPollInterval: reader.value("CHORUS_JOB_POLL_SECONDS", default: 1) { Double($0).flatMap { $0 > 0 ? $0 : nil } },
+            jobConcurrency: reader.value("CHORUS_JOB_CONCURRENCY", default: 8) { Int($0).flatMap { (1...64).contains($0) ? $0 : nil } },
             logLevel: reader.value("CHORUS_LOG_LEVEL", default: "info") { text in
                 ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(text.lowercased()) ? text.lowercased() : nil
             },

@@ -6,7 +6,11 @@ import Vapor
 
 /// Runs durable jobs from the `jobs` table. Every instance runs one; claims are compare-and-set leases
 /// (`FOR UPDATE SKIP LOCKED` on PostgreSQL), so each job runs once however many instances poll.
-/// A job whose worker died is claimed again when its lease expires.
+///
+/// Up to `concurrency` jobs run at once (a story's illustrations must not hold up a call's reconciliation). A running
+/// job's lease is extended every third of its length, so long jobs keep it; a job whose worker died is claimed again
+/// when its lease expires. The runner polls every `pollInterval`, and at once when ``JobSignal/notify()`` says a job
+/// was enqueued or a job finished.
 final class JobRunner: LifecycleHandler, Sendable {
     typealias Handler = @Sendable (ClaimedJob, ChorusStore, Logger) async throws -> Void
 
@@ -19,14 +23,22 @@ final class JobRunner: LifecycleHandler, Sendable {
     private let handlers: [String: Handler]
     private let pollInterval: TimeInterval
     private let lease: TimeInterval
+    private let concurrency: Int
+    private let signal: JobSignal
     private let clock: @Sendable () -> Date
     private let logger: Logger
     private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    private let running = NIOLockedValueBox(0)
 
-    init(handlers: [String: Handler], pollInterval: TimeInterval, lease: TimeInterval = 120, clock: @escaping @Sendable () -> Date, logger: Logger) {
+    init(
+        handlers: [String: Handler], pollInterval: TimeInterval, lease: TimeInterval = 120, concurrency: Int = 8, signal: JobSignal,
+        clock: @escaping @Sendable () -> Date, logger: Logger
+    ) {
         self.handlers = handlers
         self.pollInterval = pollInterval
         self.lease = lease
+        self.concurrency = max(1, concurrency)
+        self.signal = signal
         self.clock = clock
         var logger = logger
         logger[metadataKey: "component"] = "jobs"
@@ -37,13 +49,22 @@ final class JobRunner: LifecycleHandler, Sendable {
         let database = application.db
         let store = application.chorus.store(database as! any SQLDatabase, on: database.eventLoop)
         let loop = Task { [self] in
-            while !Task.isCancelled {
-                do {
-                    while !Task.isCancelled, try await runNext(store: store) {}
-                } catch {
-                    logger.error("job polling failed", metadata: ["error": .string("\(error)")])
+            await withDiscardingTaskGroup { group in
+                while !Task.isCancelled {
+                    do {
+                        while !Task.isCancelled, running.withLockedValue({ $0 }) < concurrency, let job = try await claim(store: store) {
+                            running.withLockedValue { $0 += 1 }
+                            group.addTask {
+                                await self.run(job, store: store)
+                                self.running.withLockedValue { $0 -= 1 }
+                                self.signal.notify()
+                            }
+                        }
+                    } catch {
+                        logger.error("job polling failed", metadata: ["error": .string("\(error)")])
+                    }
+                    await signal.wait(seconds: pollInterval)
                 }
-                try? await Task.sleep(for: .milliseconds(Int(pollInterval * 1000)))
             }
         }
         task.withLockedValue { $0 = loop }
@@ -55,32 +76,93 @@ final class JobRunner: LifecycleHandler, Sendable {
             return current
         }
         loop?.cancel()
+        signal.notify()
         await loop?.value
     }
 
-    /// Claims and runs one due job. Returns whether there was one.
-    func runNext(store: ChorusStore) async throws -> Bool {
+    private func claim(store: ChorusStore) async throws -> ClaimedJob? {
         let now = clock()
-        guard let job = try await store.claimJob(owner: owner, now: now, leaseUntil: now.addingTimeInterval(lease)) else { return false }
+        return try await store.claimJob(owner: owner, now: now, leaseUntil: now.addingTimeInterval(lease))
+    }
+
+    /// Runs one claimed job to completion, failure or retry, keeping its lease alive while it runs.
+    private func run(_ job: ClaimedJob, store: ChorusStore) async {
         var jobLogger = logger
         jobLogger[metadataKey: "job_id"] = .stringConvertible(job.id)
         jobLogger[metadataKey: "job_kind"] = .string(job.kind)
-        guard let handler = handlers[job.kind] else {
-            try await store.failJob(id: job.id, owner: owner, error: "no handler for \(job.kind)", retryAt: nil, now: clock())
-            return true
-        }
         do {
-            // Provider calls made by the job are metered under its id (handlers add the user they work for).
-            try await MeteringContext.$current.withValue(MeteringContext(requestID: "job-\(job.id)")) {
-                try await handler(job, store, jobLogger)
+            guard let handler = handlers[job.kind] else {
+                try await store.failJob(id: job.id, owner: owner, error: "no handler for \(job.kind)", retryAt: nil, now: clock())
+                return
             }
-            try await store.completeJob(id: job.id, owner: owner)
+            let heartbeat = Task { [lease, owner, clock] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(Int(lease * 1000 / 3)))
+                    guard !Task.isCancelled else { return }
+                    try? await store.extendJobLease(id: job.id, owner: owner, until: clock().addingTimeInterval(lease))
+                }
+            }
+            defer { heartbeat.cancel() }
+            do {
+                // Provider calls made by the job are metered under its id (handlers add the user they work for).
+                try await MeteringContext.$current.withValue(MeteringContext(requestID: "job-\(job.id)")) {
+                    try await handler(job, store, jobLogger)
+                }
+                try await store.completeJob(id: job.id, owner: owner)
+            } catch {
+                let permanent = error is PermanentFailure || job.attempts >= job.maxAttempts
+                let retryAt = permanent ? nil : clock().addingTimeInterval(min(600, 5 * pow(2, Double(job.attempts - 1))))
+                jobLogger.warning("job failed", metadata: ["error": .string("\(error)"), "will_retry": .stringConvertible(!permanent)])
+                try await store.failJob(id: job.id, owner: owner, error: "\(error)", retryAt: retryAt, now: clock())
+            }
         } catch {
-            let permanent = error is PermanentFailure || job.attempts >= job.maxAttempts
-            let retryAt = permanent ? nil : clock().addingTimeInterval(min(600, 5 * pow(2, Double(job.attempts - 1))))
-            jobLogger.warning("job failed", metadata: ["error": .string("\(error)"), "will_retry": .stringConvertible(!permanent)])
-            try await store.failJob(id: job.id, owner: owner, error: "\(error)", retryAt: retryAt, now: clock())
+            jobLogger.error("could not record the job's outcome", metadata: ["error": .string("\(error)")])
         }
-        return true
+    }
+}
+
+/// Wakes the ``JobRunner`` early: when a job is enqueued for now, or a running job finished (freeing a slot).
+final class JobSignal: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// Wakes the waiting runner, or the next one to wait.
+    func notify() {
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.waiter else {
+                state.pending = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns after `seconds`, or earlier when notified (at once when a notification is pending).
+    func wait(seconds: TimeInterval) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let immediate = state.withLockedValue { state -> Bool in
+                if state.pending {
+                    state.pending = false
+                    return true
+                }
+                state.waiter = continuation
+                return false
+            }
+            if immediate {
+                continuation.resume()
+                return
+            }
+            Task {
+                try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                // A timer may wake a later wait early: harmless, the runner just polls.
+                self.notify()
+            }
+        }
     }
 }

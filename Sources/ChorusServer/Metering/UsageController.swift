@@ -27,14 +27,19 @@ struct UsageController: RouteCollection {
             guard !items.isEmpty else { return nil }
             return FeatureUsage(
                 feature: feature.rawValue, usdMicros: items.reduce(0) { $0 + $1.usdMicros },
-                items: items.map {
-                    UsageItem(
-                        operation: $0.operation.rawValue, model: $0.model, calls: $0.calls, inputTokens: $0.consumption.inputTokens,
-                        outputTokens: $0.consumption.outputTokens, characters: $0.consumption.characters, images: $0.consumption.images,
-                        audioSeconds: $0.consumption.audioSeconds, usdMicros: $0.usdMicros)
-                })
+                items: items.map(UsageItem.init))
         }
         return try req.json(
             ProviderUsageReport(period: period, since: since, totalUSDMicros: features.reduce(0) { $0 + $1.usdMicros }, features: features))
+    }
+}
+
+extension UsageItem {
+    /// The wire form of one row of totals.
+    init(_ total: UsageTotal) {
+        self.init(
+            operation: total.operation.rawValue, model: total.model, calls: total.calls, inputTokens: total.consumption.inputTokens,
+            outputTokens: total.consumption.outputTokens, characters: total.consumption.characters, images: total.consumption.images,
+            audioSeconds: total.consumption.audioSeconds, usdMicros: total.usdMicros)
     }
 }

@@ -11,6 +11,10 @@ enum JobKind {
     static let conversationDigest = "conversation_digest"
     static let deleteProviderVoice = "delete_provider_voice"
     static let classifyMessageUrgency = "classify_message_urgency"
+    static let storyText = "story_text"
+    static let storyScenes = "story_scenes"
+    static let storyNarration = "story_narration"
+    static let storyIllustrations = "story_illustrations"
 }
 
 /// A job claimed by one worker for a lease.
@@ -79,6 +83,16 @@ extension ChorusStore {
             """
             UPDATE jobs SET status = \(bind: status), run_at = COALESCE(\(bind: retryAt?.epochMillis), run_at), lease_owner = NULL,
               lease_until = NULL, last_error = \(bind: String(error.prefix(500))), updated_at = \(bind: now.epochMillis)
+            WHERE id = \(bind: Int64(id)) AND lease_owner = \(bind: owner) AND status = 'running'
+            """
+        ).run()
+    }
+
+    /// Keeps a running job's lease (the worker is alive); a no-op when the job is no longer this owner's.
+    func extendJobLease(id: Int, owner: String, until: Date) async throws {
+        try await sql.raw(
+            """
+            UPDATE jobs SET lease_until = \(bind: until.epochMillis)
             WHERE id = \(bind: Int64(id)) AND lease_owner = \(bind: owner) AND status = 'running'
             """
         ).run()

@@ -115,11 +115,20 @@ extension ChorusStore {
 
     /// `userID`'s consumption since `since`, per feature, operation and model.
     func usageTotals(userID: String, since: Date) async throws -> [UsageTotal] {
+        try await totals(where: "user_id = \(bind: userID) AND created_at >= \(bind: since.epochMillis)")
+    }
+
+    /// The consumption and cost of everything done for `subject` (e.g. `story:<id>`), per feature, operation and model.
+    func subjectCosts(_ subject: String) async throws -> [UsageTotal] {
+        try await totals(where: "subject = \(bind: subject)")
+    }
+
+    private func totals(where condition: SQLQueryString) async throws -> [UsageTotal] {
         try await reader.raw(
             """
             SELECT feature, operation, model, COUNT(*) AS calls, CAST(SUM(input_tokens) AS BIGINT) AS input_tokens, CAST(SUM(output_tokens) AS BIGINT) AS output_tokens,
               CAST(SUM(characters) AS BIGINT) AS characters, CAST(SUM(images) AS BIGINT) AS images, CAST(SUM(audio_ms) AS BIGINT) AS audio_ms, CAST(SUM(usd_micros) AS BIGINT) AS usd_micros
-            FROM provider_usage WHERE user_id = \(bind: userID) AND created_at >= \(bind: since.epochMillis)
+            FROM provider_usage WHERE \(condition)
             GROUP BY feature, operation, model ORDER BY feature, operation, model
             """
         ).all().compactMap { row in
@@ -132,19 +141,6 @@ extension ChorusStore {
                     inputTokens: try row.int("input_tokens"), outputTokens: try row.int("output_tokens"), characters: try row.int("characters"),
                     images: try row.int("images"), audioSeconds: Double(try row.int("audio_ms")) / 1_000),
                 usdMicros: try row.decode(column: "usd_micros", as: Int64.self))
-        }
-    }
-
-    /// The cost of everything done for `subject` (e.g. `story:<id>`), per operation and model.
-    func subjectCosts(_ subject: String) async throws -> [(operation: MeteredOperation, model: String, calls: Int, usdMicros: Int64)] {
-        try await reader.raw(
-            """
-            SELECT operation, model, COUNT(*) AS calls, CAST(SUM(usd_micros) AS BIGINT) AS usd_micros FROM provider_usage
-            WHERE subject = \(bind: subject) GROUP BY operation, model ORDER BY operation, model
-            """
-        ).all().compactMap { row in
-            guard let operation = MeteredOperation(rawValue: try row.string("operation")) else { return nil }
-            return (operation, try row.string("model"), try row.int("calls"), try row.decode(column: "usd_micros", as: Int64.self))
         }
     }
 }

@@ -1,0 +1,331 @@
+import ChorusCore
+import Foundation
+
+/// The Stories tasks of the chat emulator. A Stories prompt ends with a one-line JSON object of facts (`{"task":…}`,
+/// see ChorusCore's `FactsLine`); the emulator reads only that line (and, for scenes, the story in the message), so
+/// its answers honour exactly what was asked:
+/// - `story`: a calm story in the asked language (English, Spanish, French, German, Italian) about the hero, naming
+///   every trait and the event, of the asked number of words (±5 %), as `Title\n\nParagraph…`; deterministic for the
+///   same facts;
+/// - `story_scenes`: `scene_count` scenes whose text segments are sentences copied from the story, spread evenly, with
+///   illustration prompts that start `Scene N:`;
+/// - `visual_profile`: the profile read from the appearance (`red curly hair`, `green eyes`, `wears a yellow
+///   raincoat`, …), `null` where it says nothing;
+/// - `event_assist`: a title (kept when given), a prompt seed in the asked language, keywords and three similar events.
+enum SandboxStories {
+    /// The answer for a conversation whose last user message ends with a Stories facts line, else `nil`.
+    static func answer(userMessages: [String]) -> String? {
+        guard let last = userMessages.last, let facts = facts(in: last), let task = facts["task"]?.string else { return nil }
+        switch task {
+        case "story": return story(facts)
+        case "story_scenes": return scenes(facts, message: last)
+        case "visual_profile": return visualProfile(facts)
+        case "event_assist": return eventAssist(facts)
+        default: return nil
+        }
+    }
+
+    static func facts(in message: String) -> RealtimeObject? {
+        guard let line = message.split(separator: "\n").last, line.hasPrefix("{\""), case .object(let object)? = RealtimeJSON.parse(String(line))
+        else { return nil }
+        return object
+    }
+
+    // MARK: - Story
+
+    static func story(_ facts: RealtimeObject) -> String {
+        let language = StoryLanguage(code: facts["language"]?.string ?? "en") ?? .en
+        let hero = facts["hero_name"]?.string ?? "Hero"
+        let traits = facts["hero_traits"]?.array?.compactMap(\.string) ?? []
+        let event = facts["event"]?.string ?? ""
+        let target = max(60, facts["target_words"]?.int ?? 300)
+        let phrases = StoryPhrases.of(language)
+        var seed = UInt64(truncatingIfNeeded: stableHash("\(language.rawValue)|\(hero)|\(traits)|\(event)|\(target)"))
+
+        var sentences = [phrases.opening(hero), phrases.event(hero, event)]
+        for trait in traits { sentences.append(phrases.trait(hero, trait)) }
+        let closing = phrases.closing(hero)
+        let closingWords = closing.split(separator: " ").count
+        var words = sentences.reduce(0) { $0 + $1.split(separator: " ").count }
+        // Every sentence is different (scenes are located by their text): the templates in a seeded order, then
+        // again behind one connector, then behind two.
+        let order = (0..<phrases.middleTemplates.count).map { ($0, (seed >> UInt64($0 * 3)) & 0xFF) }.sorted { $0.1 < $1.1 }.map(\.0)
+        var index = 0
+        while words + closingWords < target {
+            var sentence = phrases.middle(order[index % order.count], cycle: index / order.count, hero)
+            index += 1
+            if words + sentence.split(separator: " ").count + closingWords > target + target / 20 {
+                // The last words: a short sentence that lands inside the ±5 % window.
+                sentence = phrases.short(hero)
+                sentences.append(sentence)
+                break
+            }
+            sentences.append(sentence)
+            words += sentence.split(separator: " ").count
+        }
+        sentences.append(closing)
+        var paragraphs: [String] = []
+        var current: [String] = []
+        for sentence in sentences {
+            current.append(sentence)
+            if current.count == 4 {
+                paragraphs.append(current.joined(separator: " "))
+                current = []
+            }
+        }
+        if !current.isEmpty { paragraphs.append(current.joined(separator: " ")) }
+        return phrases.title(hero) + "\n\n" + paragraphs.joined(separator: "\n\n")
+    }
+
+    // MARK: - Scenes
+
+    static func scenes(_ facts: RealtimeObject, message: String) -> String {
+        let count = max(0, facts["scene_count"]?.int ?? 1)
+        let hero = facts["hero_name"]?.string ?? "the hero"
+        // The story sits between the "…scenes from this story:" line and the facts line.
+        var lines = message.components(separatedBy: "\n")
+        lines.removeLast()
+        if let marker = lines.firstIndex(where: { $0.hasSuffix("story:") }) { lines.removeFirst(marker + 1) }
+        let story = lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+        let sentences = SandboxText.sentences(in: story)
+        let picked = min(count, sentences.count)
+        let emotions = ["peaceful", "joyful", "adventurous", "heartwarming", "contemplative", "exciting", "mysterious"]
+        var scenes: [RealtimeJSON] = []
+        for number in 0..<picked {
+            let sentence = sentences[Int((Double(number) + 0.5) * Double(sentences.count) / Double(picked))]
+            scenes.append([
+                "scene_number": .int(number + 1), "text_segment": .string(sentence),
+                "illustration_prompt": .string("Scene \(number + 1): \(hero) in a soft picture-book landscape, \(sentence)"),
+                "emotion": .string(emotions[number % emotions.count]),
+                "importance": .string(number == 0 || number == picked - 1 ? "key" : (number % 2 == 0 ? "major" : "minor")),
+            ])
+        }
+        let answer: RealtimeJSON = ["scenes": .array(scenes), "reasoning": .string("Evenly spread moments: opening, middle, resolution.")]
+        return answer.text
+    }
+
+    // MARK: - Visual profile
+
+    static func visualProfile(_ facts: RealtimeObject) -> String {
+        let appearance = (facts["hero_appearance"]?.string ?? "") + " " + (facts["avatar_prompt"]?.string ?? "")
+        let words = appearance.lowercased().split(whereSeparator: { !$0.isLetter && $0 != "-" }).map(String.init)
+        func before(_ noun: String, count: Int) -> String? {
+            guard let index = words.firstIndex(of: noun), index > 0 else { return nil }
+            return words[max(0, index - count)..<index].joined(separator: " ")
+        }
+        func after(_ verbs: [String], count: Int) -> String? {
+            guard let index = words.firstIndex(where: verbs.contains), index + 1 < words.count else { return nil }
+            return words[(index + 1)..<min(words.count, index + 1 + count)].filter { !["a", "an", "the"].contains($0) }.joined(separator: " ")
+        }
+        let colours = ["red", "blue", "green", "yellow", "brown", "black", "blonde", "golden", "purple", "pink", "orange", "white", "grey", "gray"]
+        let hair = before("hair", count: 2)
+        let clothing = after(["wears", "wearing", "in"], count: 3)
+        let profile: RealtimeJSON = [
+            "hair_color": hair.flatMap { $0.split(separator: " ").last(where: { colours.contains(String($0)) }).map(String.init) }.map(
+                RealtimeJSON.string) ?? .null,
+            "hair_style": hair.flatMap { $0.split(separator: " ").first(where: { !colours.contains(String($0)) }).map(String.init) }.map(
+                RealtimeJSON.string) ?? .null,
+            "eye_color": before("eyes", count: 1).map(RealtimeJSON.string) ?? .null,
+            "skin_tone": before("skin", count: 1).map(RealtimeJSON.string) ?? .null,
+            "clothing_style": clothing.map(RealtimeJSON.string) ?? .null,
+            "clothing_colors": clothing.flatMap { $0.split(separator: " ").first(where: { colours.contains(String($0)) }).map(String.init) }.map(
+                RealtimeJSON.string) ?? .null,
+            "distinctive_features": words.contains("freckles") ? "freckles" : .null,
+            "body_type": .null, "age_appearance": .null,
+            "color_palette": "warm pastel colours", "art_style": "soft watercolour picture-book illustration",
+        ]
+        return profile.text
+    }
+
+    // MARK: - Event assistant
+
+    static func eventAssist(_ facts: RealtimeObject) -> String {
+        let language = StoryLanguage(code: facts["language"]?.string ?? "en") ?? .en
+        let description = facts["description"]?.string ?? ""
+        let words = description.split(whereSeparator: { !$0.isLetter }).map(String.init)
+        let title =
+            facts["title"]?.string
+            ?? words.prefix(4).enumerated().map { $0.offset == 0 ? $0.element.prefix(1).uppercased() + $0.element.dropFirst() : $0.element }
+            .joined(separator: " ")
+        let tone = facts["tone"]?.string ?? "gentle"
+        let ages = facts["age_range"]?.string ?? "4-10"
+        let seed: String =
+            switch language {
+            case .en: "A \(tone) bedtime story for ages \(ages) about \(title.lowercased()), full of wonder and warmth."
+            case .es: "Un cuento \(tone) para niños de \(ages) años sobre \(title.lowercased()), lleno de asombro y cariño."
+            case .fr: "Une histoire \(tone) pour les \(ages) ans sur \(title.lowercased()), pleine d'émerveillement et de tendresse."
+            case .de: "Eine \(tone) Gutenachtgeschichte für \(ages)-Jährige über \(title.lowercased()), voller Staunen und Wärme."
+            case .it: "Una storia \(tone) per bambini di \(ages) anni su \(title.lowercased()), piena di meraviglia e dolcezza."
+            }
+        var seen = Set<String>()
+        let keywords = ([facts["category"]?.string ?? ""] + words.filter { $0.count >= 5 }).map { $0.lowercased() }
+            .filter { !$0.isEmpty && seen.insert($0).inserted }.prefix(8)
+        let category = facts["category"]?.string ?? "everyday"
+        let answer: RealtimeJSON = [
+            "title": .string(title.isEmpty ? "A Special Day" : title), "prompt_seed": .string(seed),
+            "keywords": .array(keywords.map(RealtimeJSON.string)),
+            "similar_events": .array(
+                ["A first \(category) adventure", "A \(category) day with friends", "Trying something new"].map(RealtimeJSON.string)),
+        ]
+        return answer.text
+    }
+
+    /// FNV-1a: stable across runs and platforms (`Hasher` is seeded per process).
+    static func stableHash(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return hash
+    }
+}
+
+/// The sentence templates of the sandbox storyteller, written natively per language.
+struct StoryPhrases {
+    /// Templates: `{h}` is the hero's name, `{x}` the event or trait.
+    var titleTemplate: String
+    var openingTemplate: String
+    var eventTemplate: String
+    var traitTemplate: String
+    var middleTemplates: [String]
+    var shortTemplate: String
+    var closingTemplate: String
+    /// Words that lead into a sentence ("Then", "After a while", …).
+    var connectors: [String]
+
+    private static func fill(_ template: String, _ hero: String, _ extra: String = "") -> String {
+        template.replacingOccurrences(of: "{h}", with: hero).replacingOccurrences(of: "{x}", with: extra)
+    }
+
+    func title(_ hero: String) -> String { Self.fill(titleTemplate, hero) }
+    func opening(_ hero: String) -> String { Self.fill(openingTemplate, hero) }
+    func event(_ hero: String, _ event: String) -> String { Self.fill(eventTemplate, hero, event) }
+    func trait(_ hero: String, _ trait: String) -> String { Self.fill(traitTemplate, hero, trait) }
+    /// Middle sentence `index`, behind the connectors of `cycle` (0: none; 1…8: one; then two different ones).
+    func middle(_ index: Int, cycle: Int, _ hero: String) -> String {
+        let template = middleTemplates[index]
+        guard cycle > 0 else { return Self.fill(template, hero) }
+        let count = connectors.count
+        var prefix = connectors[(cycle - 1) % count]
+        if cycle > count {
+            let second = connectors[((cycle - 1) / count + (cycle - 1) % count) % count]
+            prefix += ", " + second.prefix(1).lowercased() + second.dropFirst()
+        }
+        let body = template.hasPrefix("{h}") ? template : template.prefix(1).lowercased() + template.dropFirst()
+        return prefix + ", " + Self.fill(body, hero)
+    }
+    func short(_ hero: String) -> String { Self.fill(shortTemplate, hero) }
+    func closing(_ hero: String) -> String { Self.fill(closingTemplate, hero) }
+
+    static func of(_ language: StoryLanguage) -> StoryPhrases {
+        switch language {
+        case .en:
+            StoryPhrases(
+                titleTemplate: "{h} and the Quiet Moon",
+                openingTemplate: "Once upon a time, in a cosy little house at the edge of a peaceful meadow, there lived a child called {h}.",
+                eventTemplate: "One evening, something special happened to {h}: {x}",
+                traitTemplate: "Everyone who knew {h} said that {h} was {x}, and tonight that would matter very much.",
+                middleTemplates: [
+                    "{h} walked slowly along the soft garden path, where the flowers were closing their petals for the night.",
+                    "A friendly owl hooted softly from the old oak tree, and {h} waved and smiled.",
+                    "The stars began to twinkle one by one, like tiny lanterns lighting the way home.",
+                    "{h} took a deep, slow breath and felt the cool evening air, calm and gentle.",
+                    "Nearby, a little rabbit yawned and curled up in its warm burrow.",
+                    "The moon rose over the hills and painted everything in soft silver light.",
+                    "{h} remembered a happy song and hummed it quietly, note by note.",
+                    "The wind whispered through the tall grass, as soft as a lullaby.",
+                ],
+                shortTemplate: "{h} smiled.",
+                closingTemplate: "And so {h} snuggled under a warm blanket, closed both eyes, and drifted into sweet dreams. The end.",
+                connectors: ["Then", "After a while", "Soon", "A little later", "Meanwhile", "Quietly", "Gently", "Once more"]
+            )
+        case .es:
+            StoryPhrases(
+                titleTemplate: "{h} y la luna tranquila",
+                openingTemplate: "Había una vez, en una casita acogedora al borde de un prado tranquilo, una niña o un niño llamado {h}.",
+                eventTemplate: "Una tarde, a {h} le ocurrió algo especial: {x}",
+                traitTemplate: "Todos los que conocían a {h} decían que era {x}, y esa noche eso iba a importar mucho.",
+                middleTemplates: [
+                    "{h} caminó despacio por el sendero del jardín, donde las flores cerraban sus pétalos para dormir.",
+                    "Un búho simpático ululó suavemente desde el viejo roble, y {h} lo saludó con una sonrisa.",
+                    "Las estrellas empezaron a brillar una a una, como pequeños farolillos que alumbraban el camino.",
+                    "{h} respiró hondo y despacio y sintió el aire fresco de la tarde, tranquilo y suave.",
+                    "Cerca de allí, un conejito bostezó y se acurrucó en su madriguera calentita.",
+                    "La luna subió por encima de las colinas y lo pintó todo de una luz plateada.",
+                    "{h} recordó una canción alegre y la tarareó en voz baja, nota a nota.",
+                    "El viento susurraba entre la hierba alta, tan suave como una nana.",
+                ],
+                shortTemplate: "{h} sonrió.",
+                closingTemplate: "Y así {h} se acurrucó bajo una manta calentita, cerró los ojos y se quedó dormido entre dulces sueños. Fin.",
+                connectors: [
+                    "Luego", "Al cabo de un rato", "Pronto", "Un poco más tarde", "Mientras tanto", "En silencio", "Con dulzura", "Una vez más",
+                ]
+            )
+        case .fr:
+            StoryPhrases(
+                titleTemplate: "{h} et la lune tranquille",
+                openingTemplate: "Il était une fois, dans une petite maison douillette au bord d'une prairie paisible, un enfant qui s'appelait {h}.",
+                eventTemplate: "Un soir, il arriva quelque chose de spécial à {h} : {x}",
+                traitTemplate: "Tous ceux qui connaissaient {h} disaient que {h} était {x}, et ce soir-là, cela allait beaucoup compter.",
+                middleTemplates: [
+                    "{h} marcha doucement le long du chemin du jardin, où les fleurs refermaient leurs pétales pour la nuit.",
+                    "Une chouette amicale hulula doucement depuis le vieux chêne, et {h} lui fit un signe en souriant.",
+                    "Les étoiles se mirent à scintiller une à une, comme de petites lanternes éclairant le chemin.",
+                    "{h} respira lentement et profondément l'air frais du soir, calme et doux.",
+                    "Tout près, un petit lapin bâilla et se blottit dans son terrier bien chaud.",
+                    "La lune se leva au-dessus des collines et peignit tout d'une douce lumière argentée.",
+                    "{h} se souvint d'une chanson joyeuse et la fredonna tout bas, note après note.",
+                    "Le vent murmurait dans les hautes herbes, aussi doux qu'une berceuse.",
+                ],
+                shortTemplate: "{h} sourit.",
+                closingTemplate:
+                    "Alors {h} se pelotonna sous une couverture bien chaude, ferma les yeux et s'endormit en faisant de beaux rêves. Fin.",
+                connectors: [
+                    "Puis", "Au bout d'un moment", "Bientôt", "Un peu plus tard", "Pendant ce temps", "Sans bruit", "Tout doucement",
+                    "Une fois encore",
+                ]
+            )
+        case .de:
+            StoryPhrases(
+                titleTemplate: "{h} und der stille Mond",
+                openingTemplate: "Es war einmal ein Kind namens {h}, das in einem gemütlichen kleinen Haus am Rand einer friedlichen Wiese wohnte.",
+                eventTemplate: "Eines Abends geschah {h} etwas ganz Besonderes: {x}",
+                traitTemplate: "Alle, die {h} kannten, sagten, {h} sei {x}, und heute Abend sollte das sehr wichtig werden.",
+                middleTemplates: [
+                    "{h} ging langsam den weichen Gartenweg entlang, wo die Blumen ihre Blüten für die Nacht schlossen.",
+                    "Eine freundliche Eule rief leise aus der alten Eiche, und {h} winkte lächelnd zurück.",
+                    "Die Sterne begannen einer nach dem anderen zu funkeln, wie kleine Laternen auf dem Heimweg.",
+                    "{h} atmete tief und langsam die kühle Abendluft ein, ruhig und sanft.",
+                    "Ganz in der Nähe gähnte ein kleines Kaninchen und kuschelte sich in seinen warmen Bau.",
+                    "Der Mond stieg über die Hügel und malte alles in sanftes Silberlicht.",
+                    "{h} erinnerte sich an ein fröhliches Lied und summte es leise, Ton für Ton.",
+                    "Der Wind flüsterte durch das hohe Gras, so sanft wie ein Wiegenlied.",
+                ],
+                shortTemplate: "{h} lächelte.",
+                closingTemplate: "Und so kuschelte sich {h} unter eine warme Decke, schloss die Augen und schlief mit süßen Träumen ein. Ende.",
+                connectors: ["Dann", "Nach einer Weile", "Bald", "Etwas später", "Währenddessen", "Ganz leise", "Sanft", "Noch einmal"]
+            )
+        case .it:
+            StoryPhrases(
+                titleTemplate: "{h} e la luna tranquilla",
+                openingTemplate: "C'era una volta, in una casetta accogliente ai margini di un prato tranquillo, un bambino di nome {h}.",
+                eventTemplate: "Una sera, a {h} accadde qualcosa di speciale: {x}",
+                traitTemplate: "Tutti quelli che conoscevano {h} dicevano che era {x}, e quella sera sarebbe stato molto importante.",
+                middleTemplates: [
+                    "{h} camminò piano lungo il sentiero del giardino, dove i fiori chiudevano i petali per la notte.",
+                    "Un gufo simpatico cantò piano dalla vecchia quercia, e {h} lo salutò sorridendo.",
+                    "Le stelle cominciarono a brillare una dopo l'altra, come piccole lanterne sulla via di casa.",
+                    "{h} fece un respiro lento e profondo e sentì l'aria fresca della sera, calma e dolce.",
+                    "Lì vicino, un coniglietto sbadigliò e si raggomitolò nella sua tana calda.",
+                    "La luna salì sopra le colline e dipinse ogni cosa di una morbida luce d'argento.",
+                    "{h} si ricordò una canzone allegra e la canticchiò piano, nota dopo nota.",
+                    "Il vento sussurrava tra l'erba alta, dolce come una ninna nanna.",
+                ],
+                shortTemplate: "{h} sorrise.",
+                closingTemplate: "E così {h} si rannicchiò sotto una coperta calda, chiuse gli occhi e si addormentò tra sogni dolcissimi. Fine.",
+                connectors: ["Poi", "Dopo un po'", "Presto", "Poco più tardi", "Nel frattempo", "In silenzio", "Dolcemente", "Ancora una volta"]
+            )
+        }
+    }
+}
