@@ -35,6 +35,10 @@ public final class ChorusClient: Sendable {
     public let voice: VoiceClient
     /// The account across products: what its AI work consumed and cost.
     public let account: AccountClient
+    /// Story heroes and their avatars.
+    public let heroes: HeroesClient
+    /// Bedtime stories: events, the assistant, stories and their progress.
+    public let stories: StoriesClient
 
     /// Creates a client of the server `environment`. Create one per app and share it.
     ///
@@ -58,6 +62,8 @@ public final class ChorusClient: Sendable {
         self.messages = MessagesClient(session: session)
         self.voice = VoiceClient(session: session)
         self.account = AccountClient(session: session)
+        self.heroes = HeroesClient(session: session)
+        self.stories = StoriesClient(session: session)
     }
 
     /// Creates a client of the server at `baseURL` (the same as `environment: .custom(baseURL)`).

@@ -14,7 +14,7 @@ struct StoriesController: RouteCollection {
     private var stories: StoriesServices { services.stories }
 
     func boot(routes: any RoutesBuilder) throws {
-        routes.get("stories", "files", "**", use: file)
+        routes.get("stories", "files", ":folder", ":owner_id", ":file_name", use: file)
         let authed = routes.grouped(UserAuthenticator(services: services))
         let heroes = authed.grouped("heroes")
         heroes.post(use: createHero)
@@ -497,9 +497,9 @@ struct StoriesController: RouteCollection {
     /// A story or hero file by signed URL, with `Range` support.
     @Sendable
     func file(_ req: Request) async throws -> Response {
-        let key = req.parameters.getCatchall().joined(separator: "/")
-        guard let signed = AudioURLSigner.signedQuery(req.url.query), let blobKey = BlobKey(rawValue: key),
-            key.hasPrefix("stories/") || key.hasPrefix("heroes/")
+        let folder = req.parameters.get("folder") ?? ""
+        let key = [folder, req.parameters.get("owner_id") ?? "", req.parameters.get("file_name") ?? ""].joined(separator: "/")
+        guard let signed = AudioURLSigner.signedQuery(req.url.query), let blobKey = BlobKey(rawValue: key), folder == "stories" || folder == "heroes"
         else { throw APIError.notFound("File not found") }
         guard stories.files.isValid(audioID: key, expires: signed.expires, signature: signed.signature, now: services.now()) else {
             throw APIError.detail(.forbidden, "This link is invalid or has expired; fetch the story again for a new one")

@@ -1,0 +1,146 @@
+import ChorusAPI
+import Foundation
+
+/// The user's story heroes. Reached through ``ChorusClient/heroes``.
+public struct HeroesClient: Sendable {
+    let session: APISession
+
+    /// The user's heroes, oldest first.
+    public func list() async throws -> [HeroDTO] {
+        try await session.send(.get("/heroes"), as: HeroesResponse.self).heroes
+    }
+
+    /// Creates a hero (name 1–50 characters, up to 10 traits, appearance and avatar prompt up to 500 characters).
+    /// - Throws: ``ChorusError/validation(_:)`` with the fields at fault.
+    public func create(_ hero: HeroRequest) async throws -> HeroDTO {
+        try await session.send(try .post("/heroes", json: hero), as: HeroDTO.self)
+    }
+
+    public func hero(_ id: String) async throws -> HeroDTO {
+        try await session.send(.get("/heroes/\(id)"), as: HeroDTO.self)
+    }
+
+    /// Replaces the hero; a new appearance or avatar prompt makes the next story extract the hero's look again.
+    public func update(_ id: String, _ hero: HeroRequest) async throws -> HeroDTO {
+        var request = try APIRequest.post("/heroes/\(id)", json: hero)
+        request.method = "PUT"
+        return try await session.send(request, as: HeroDTO.self)
+    }
+
+    /// Deletes the hero and its avatar; stories keep their own copy of the hero.
+    public func delete(_ id: String) async throws {
+        _ = try await session.send(APIRequest(method: "DELETE", path: "/heroes/\(id)"))
+    }
+
+    /// Draws the hero's avatar (seconds with a real image model); the answer carries its signed URL and the hero's
+    /// visual profile, reused by every illustration.
+    public func generateAvatar(_ id: String) async throws -> HeroDTO {
+        try await session.send(.post("/heroes/\(id)/avatar"), as: HeroDTO.self)
+    }
+}
+
+/// Bedtime stories: events, the custom-event assistant, stories and their progress. Reached through
+/// ``ChorusClient/stories``.
+public struct StoriesClient: Sendable {
+    let session: APISession
+
+    /// The seven storytelling voices.
+    public func voices() async throws -> [StoryVoiceDTO] {
+        try await session.send(.get("/stories/voices"), as: StoryVoicesResponse.self).voices
+    }
+
+    /// The built-in events with titles and prompt seeds in `language` (`en`, `es`, `fr`, `de`, `it`).
+    public func events(language: String = "en") async throws -> [StoryEventDTO] {
+        try await session.send(.get("/stories/events", query: [URLQueryItem(name: "language", value: language)]), as: StoryEventsResponse.self).events
+    }
+
+    public func customEvents() async throws -> [StoryEventDTO] {
+        try await session.send(.get("/stories/custom-events"), as: StoryEventsResponse.self).events
+    }
+
+    /// Saves a custom event; its text passes the content policy, and a missing title or prompt seed is written by the
+    /// assistant.
+    public func createCustomEvent(_ event: CustomEventRequest) async throws -> StoryEventDTO {
+        try await session.send(try .post("/stories/custom-events", json: event), as: StoryEventDTO.self)
+    }
+
+    public func deleteCustomEvent(_ id: String) async throws {
+        _ = try await session.send(APIRequest(method: "DELETE", path: "/stories/custom-events/\(id)"))
+    }
+
+    /// The assistant: a title, an enhanced prompt seed, keywords and similar events for a description.
+    public func assist(_ request: EventAssistRequest) async throws -> EventAssistResponse {
+        try await session.send(try .post("/stories/custom-events/assist", json: request), as: EventAssistResponse.self)
+    }
+
+    /// Starts a story; returns its id at once (the story is written, narrated and illustrated in the background).
+    public func create(_ request: CreateStoryRequest) async throws -> String {
+        try await session.send(try .post("/stories", json: request), as: StoryAcceptedDTO.self).id
+    }
+
+    /// The story with every stage's status, its text, scenes, narration, illustrations and cost.
+    public func story(_ id: String) async throws -> StoryDTO {
+        try await session.send(.get("/stories/\(id)"), as: StoryDTO.self)
+    }
+
+    /// One page of the user's library, newest first; pass the previous page's `next_cursor` for the next.
+    public func library(cursor: String? = nil, limit: Int = 20) async throws -> StoriesPage {
+        var query = [URLQueryItem(name: "limit", value: String(limit))]
+        if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
+        return try await session.send(.get("/stories", query: query), as: StoriesPage.self)
+    }
+
+    /// Deletes the story: work in flight stops and its files are removed.
+    public func delete(_ id: String) async throws {
+        _ = try await session.send(APIRequest(method: "DELETE", path: "/stories/\(id)"))
+    }
+
+    /// Draws a failed illustration again.
+    /// - Throws: ``ChorusError`` with status 409 when the illustration is not failed.
+    public func retryIllustration(story id: String, number: Int) async throws -> StoryDTO {
+        try await session.send(.post("/stories/\(id)/illustrations/\(number)/retry"), as: StoryDTO.self)
+    }
+
+    /// The story each time it changes (a stage, a narration part, an illustration), until it is finished: an
+    /// `AsyncSequence` for SwiftUI's `.task`. It polls `GET /stories/{id}` every `interval`, so it works through any
+    /// ``HTTPTransport``; apps that want pushes can read the server-sent events of `GET /stories/{id}/events`.
+    public func progress(of id: String, interval: Duration = .seconds(1)) -> AsyncThrowingStream<StoryDTO, any Error> {
+        let poller = StoryPoller(client: self, id: id, interval: interval)
+        return AsyncThrowingStream { try await poller.next() }
+    }
+}
+
+/// The state of one ``StoriesClient/progress(of:interval:)`` sequence.
+actor StoryPoller {
+    let client: StoriesClient
+    let id: String
+    let interval: Duration
+    private var last: StoryDTO?
+    private var done = false
+
+    init(client: StoriesClient, id: String, interval: Duration) {
+        self.client = client
+        self.id = id
+        self.interval = interval
+    }
+
+    func next() async throws -> StoryDTO? {
+        guard !done else { return nil }
+        while true {
+            if last != nil { try await Task.sleep(for: interval) }
+            let story = try await client.story(id)
+            if story != last || last == nil {
+                last = story
+                done = Self.isFinished(story)
+                return story
+            }
+        }
+    }
+
+    /// Whether no stage will change any more.
+    static func isFinished(_ story: StoryDTO) -> Bool {
+        let ended: Set<String> = ["succeeded", "failed", "partial", "skipped"]
+        if story.stages.text == "failed" { return true }
+        return ended.contains(story.stages.narration) && (ended.contains(story.stages.illustrations) || story.stages.scenes == "failed")
+    }
+}
