@@ -224,6 +224,10 @@ public final class SandboxOpenAI: Sendable {
     private struct State {
         var behavior: Behavior
         var counts: [Endpoint: Int] = [:]
+        /// Requests being answered now, since when at least one has been, and the time with at least one in flight.
+        var active = 0
+        var busySince: ContinuousClock.Instant?
+        var busy: Duration = .zero
     }
 
     /// Creates an emulator.
@@ -261,15 +265,23 @@ public final class SandboxOpenAI: Sendable {
     }
 
     /// Requests received per endpoint (rejected and failed ones included), keyed by ``Endpoint`` raw value; every
-    /// endpoint is present.
+    /// endpoint is present. `busy_ms` is the time, in milliseconds, during which at least one request was being
+    /// answered (what a benchmark subtracts to find the caller's own overhead).
     public func requestCounts() -> [String: Int] {
-        let counts = state.withLockedValue { $0.counts }
-        return Dictionary(uniqueKeysWithValues: Endpoint.allCases.map { ($0.rawValue, counts[$0] ?? 0) })
+        let (counts, busy) = state.withLockedValue { state in
+            (state.counts, state.busy + (state.busySince.map { ContinuousClock.now - $0 } ?? .zero))
+        }
+        var result = Dictionary(uniqueKeysWithValues: Endpoint.allCases.map { ($0.rawValue, counts[$0] ?? 0) })
+        result["busy_ms"] = Int(busy.components.seconds * 1_000 + busy.components.attoseconds / 1_000_000_000_000_000)
+        return result
     }
 
     /// Sets every request count back to zero.
     public func resetRequestCounts() {
-        state.withLockedValue { $0.counts = [:] }
+        state.withLockedValue {
+            $0.counts = [:]
+            $0.busy = .zero
+        }
     }
 
     // MARK: - Routes
@@ -370,6 +382,19 @@ public final class SandboxOpenAI: Sendable {
 
     /// Delay, key check, injected failure, then the endpoint; every answer gets an `x-request-id`.
     private func serve(_ endpoint: Endpoint, _ request: Request, _ handler: () -> Response) async throws -> Response {
+        state.withLockedValue { state in
+            state.active += 1
+            if state.active == 1 { state.busySince = .now }
+        }
+        defer {
+            state.withLockedValue { state in
+                state.active -= 1
+                if state.active == 0, let since = state.busySince {
+                    state.busy += ContinuousClock.now - since
+                    state.busySince = nil
+                }
+            }
+        }
         let delayMs = behavior.delayMs
         if delayMs > 0 { try await Task.sleep(for: .milliseconds(delayMs)) }
         let response: Response
