@@ -82,8 +82,9 @@ extension SandboxOpenAI {
         if let store = body["store"], !store.isNull, store.bool == nil {
             return Self.invalidType("store", expected: "a boolean", got: store)
         }
-        if body["stream"]?.bool == true {
-            return Self.invalid("The sandbox emulator does not stream chat completions.", param: "stream", code: "unsupported_value")
+        let streaming = body["stream"]?.bool == true
+        if streaming, body["n"]?.int ?? 1 != 1 {
+            return Self.invalid("The sandbox emulator streams one choice (n = 1).", param: "n", code: "unsupported_value")
         }
         let choices = body["n"]?.int ?? 1
         guard (1...8).contains(choices) else {
@@ -143,7 +144,53 @@ extension SandboxOpenAI {
             ],
             "service_tier": "default", "system_fingerprint": "fp_sandbox",
         ]
+        if streaming {
+            return Self.stream(
+                id: answer.object?["id"]?.string ?? "", model: model, content: refusal == nil ? content : "", refusal: refusal,
+                finishReason: finishReason, usage: body["stream_options"]?.object?["include_usage"]?.bool == true ? answer.object?["usage"] : nil)
+        }
         return Self.json(answer)
+    }
+
+    /// A streamed completion (`text/event-stream`): `chat.completion.chunk`s with the role, then the content in pieces
+    /// of a few words, then the finish reason, then (with `stream_options.include_usage`) a chunk with no choices and
+    /// the usage, then `data: [DONE]`.
+    static func stream(id: String, model: String, content: String, refusal: String?, finishReason: String, usage: RealtimeJSON?) -> Response {
+        let created = Int(Date().timeIntervalSince1970)
+        func chunk(_ delta: RealtimeJSON, finish: String?, usage: RealtimeJSON? = nil, choices: Bool = true) -> String {
+            var object = RealtimeObject()
+            object["id"] = .string(id)
+            object["object"] = "chat.completion.chunk"
+            object["created"] = .int(created)
+            object["model"] = .string(model)
+            object["system_fingerprint"] = "fp_sandbox"
+            object["choices"] =
+                choices
+                ? .array([["index": 0, "delta": delta, "logprobs": .null, "finish_reason": finish.map(RealtimeJSON.string) ?? .null]]) : .array([])
+            if let usage { object["usage"] = usage }
+            return "data: " + RealtimeJSON.object(object).text + "\n\n"
+        }
+        var text = chunk(["role": "assistant", "content": ""], finish: nil)
+        if let refusal {
+            text += chunk(["refusal": .string(refusal)], finish: nil)
+        } else {
+            var piece = ""
+            for character in content {
+                piece.append(character)
+                if character == " " && piece.count >= 24 {
+                    text += chunk(["content": .string(piece)], finish: nil)
+                    piece = ""
+                }
+            }
+            if !piece.isEmpty { text += chunk(["content": .string(piece)], finish: nil) }
+        }
+        text += chunk([:], finish: finishReason)
+        if let usage { text += chunk([:], finish: nil, usage: usage, choices: false) }
+        text += "data: [DONE]\n\n"
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: "text/event-stream; charset=utf-8")
+        headers.replaceOrAdd(name: .cacheControl, value: "no-cache")
+        return Response(status: .ok, headers: headers, body: .init(string: text))
     }
 
     /// What `response_format` asks for, or the 400 it deserves.

@@ -75,6 +75,13 @@ struct StoriesTests {
             let story = try await Self.story(server, mia, id)
             #expect(story.stages == StoryStagesDTO(text: "succeeded", scenes: "succeeded", narration: "succeeded", illustrations: "succeeded"))
             let content = try #require(story.content)
+            // The text arrived as it was written: several `text` events whose pieces join into the title and story.
+            let pieces = events.text.components(separatedBy: "\n\n").filter { $0.hasPrefix("event: text\n") }.compactMap { block in
+                block.split(separator: "\n").last.flatMap {
+                    try? ChorusJSON.makeDecoder().decode(StoryProgressDTO.self, from: Data($0.dropFirst(6).utf8))
+                }?.delta
+            }
+            #expect(pieces.count > 5 && pieces.joined().contains(content) && pieces.joined().hasPrefix(story.title ?? "-"), "\(pieces.count) pieces")
             let words = content.split(whereSeparator: \.isWhitespace).count
             #expect(abs(words - 1_500) <= 75, "\(words) words")
             #expect(content.contains("Mia") && content.contains("brave") && content.contains("kind") && content.contains("First day of school"))

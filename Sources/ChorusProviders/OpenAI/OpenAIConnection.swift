@@ -79,6 +79,42 @@ public struct OpenAIConnection: Sendable, CustomStringConvertible {
         )
     }
 
+    /// `POST <baseURL>/<path>` whose answer is read as it arrives: a 2xx response's body chunks go to `onChunk`; a
+    /// 4xx/5xx is classified like ``post(operation:path:contentType:accept:body:)``'s (not retried: a stream cannot be
+    /// replayed once the caller has seen part of it).
+    func postStreaming(
+        operation: String, path: String, body: ByteBuffer, onChunk: (ByteBuffer) async throws -> Void
+    ) async throws {
+        let url = baseURL.absoluteString.hasSuffix("/") ? baseURL.absoluteString + path : baseURL.absoluteString + "/" + path
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers = headers(contentType: "application/json", accept: "text/event-stream")
+        request.body = .bytes(body)
+        let response: HTTPClientResponse
+        do {
+            response = try await http.client.execute(request, timeout: http.timeout, logger: http.logger)
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            throw ProviderError.unavailable("\(http.provider) timed out")
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw ProviderError.unavailable("\(http.provider) could not be reached: \(error)")
+        }
+        guard response.status.code < 400 else {
+            let body = try await response.body.collect(upTo: 1 << 20)
+            let answer = ProviderHTTP.Response(status: Int(response.status.code), headers: response.headers, body: body)
+            var metadata: Logger.Metadata = ["provider": "\(http.provider)", "operation": "\(operation)", "status": "\(answer.status)"]
+            if let id = response.headers.first(name: "x-request-id") { metadata["provider_request_id"] = "\(id)" }
+            http.logger.warning("provider request failed", metadata: metadata)
+            throw Self.providerError(for: answer)
+        }
+        do {
+            for try await chunk in response.body { try await onChunk(chunk) }
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            throw ProviderError.unavailable("\(http.provider) timed out")
+        }
+    }
+
     private func headers(contentType: String, accept: String) -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.add(name: "Authorization", value: authorization)

@@ -65,7 +65,75 @@ public struct OpenAITextGenerator: TextGenerator {
             completionTokens: completion.usage?.completionTokens ?? 0)
     }
 
+    /// Streams the answer (`stream: true`, `stream_options.include_usage: true`): each `chat.completion.chunk`'s
+    /// `delta.content` goes to `onDelta`; the last chunk's `usage` is returned with the whole text. A refusal or a
+    /// `finish_reason` of `length` / `content_filter` throws as ``generate(_:)`` does, after the pieces seen so far.
+    public func stream(_ request: TextGenerationRequest, onDelta: @escaping @Sendable (String) async -> Void) async throws -> GeneratedText {
+        var json = try body(for: request)
+        json.removeLast()
+        json.append(contentsOf: Array(#","stream":true,"stream_options":{"include_usage":true}}"#.utf8))
+        var pending = Data()
+        var content = ""
+        var refusal = ""
+        var finishReason: String?
+        var model: String?
+        var usage: ChatCompletion.Usage?
+        let decoder = JSONDecoder()
+        try await connection.postStreaming(operation: "chat.completions", path: "chat/completions", body: ByteBuffer(data: json)) { chunk in
+            pending.append(contentsOf: chunk.readableBytesView)
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self).trimmingCharacters(in: .whitespaces)
+                pending.removeSubrange(pending.startIndex...newline)
+                guard line.hasPrefix("data:") else { continue }
+                let payload = line.dropFirst(5).trimmingCharacters(in: .whitespaces)
+                guard payload != "[DONE]" else { continue }
+                guard let event = try? decoder.decode(StreamChunk.self, from: Data(payload.utf8)) else {
+                    throw ProviderError.invalidResponse("OpenAI chat.completions streamed an unreadable chunk")
+                }
+                model = event.model ?? model
+                usage = event.usage ?? usage
+                for choice in event.choices where choice.index == 0 {
+                    if let reason = choice.finishReason { finishReason = reason }
+                    if let piece = choice.delta?.refusal { refusal += piece }
+                    if let piece = choice.delta?.content, !piece.isEmpty {
+                        content += piece
+                        await onDelta(piece)
+                    }
+                }
+            }
+        }
+        if !refusal.isEmpty { throw TextGenerationError.refused(refusal) }
+        if let finishReason, finishReason == "length" || finishReason == "content_filter" {
+            throw TextGenerationError.incomplete(finishReason: finishReason)
+        }
+        guard finishReason != nil else { throw ProviderError.invalidResponse("OpenAI chat.completions stream ended without a finish reason") }
+        return GeneratedText(
+            content: content, model: model ?? request.model, promptTokens: usage?.promptTokens ?? 0, completionTokens: usage?.completionTokens ?? 0)
+    }
+
     // MARK: - Wire
+
+    struct StreamChunk: Decodable {
+        struct Choice: Decodable {
+            struct Delta: Decodable {
+                let content: String?
+                let refusal: String?
+            }
+
+            let index: Int
+            let delta: Delta?
+            let finishReason: String?
+
+            enum CodingKeys: String, CodingKey {
+                case index, delta
+                case finishReason = "finish_reason"
+            }
+        }
+
+        let model: String?
+        let choices: [Choice]
+        let usage: ChatCompletion.Usage?
+    }
 
     struct ChatBody: Encodable {
         struct Message: Encodable {

@@ -82,4 +82,16 @@ public enum TextGenerationError: Error, Sendable, Equatable {
 public protocol TextGenerator: Sendable {
     /// Generates one answer. Throws ``ProviderError`` or ``TextGenerationError``.
     func generate(_ request: TextGenerationRequest) async throws -> GeneratedText
+
+    /// Generates one answer, handing each piece of text to `onDelta` as the model writes it, and returns the whole
+    /// answer. Generators that cannot stream hand over the whole text once.
+    func stream(_ request: TextGenerationRequest, onDelta: @escaping @Sendable (String) async -> Void) async throws -> GeneratedText
+}
+
+extension TextGenerator {
+    public func stream(_ request: TextGenerationRequest, onDelta: @escaping @Sendable (String) async -> Void) async throws -> GeneratedText {
+        let generated = try await generate(request)
+        await onDelta(generated.content)
+        return generated
+    }
 }

@@ -78,6 +78,14 @@ struct MeteredTextGenerator: TextGenerator {
             consumption: Consumption(inputTokens: generated.promptTokens, outputTokens: generated.completionTokens))
         return generated
     }
+
+    func stream(_ request: TextGenerationRequest, onDelta: @escaping @Sendable (String) async -> Void) async throws -> GeneratedText {
+        let generated = try await base.stream(request, onDelta: onDelta)
+        await meter.record(
+            .chat, provider: provider, model: generated.model.isEmpty ? request.model : generated.model,
+            consumption: Consumption(inputTokens: generated.promptTokens, outputTokens: generated.completionTokens))
+        return generated
+    }
 }
 
 /// A ``SpeechSynthesizer`` that meters every synthesis (billed characters).

@@ -107,13 +107,21 @@ struct StoryPipeline: Sendable {
                 lengthMinutes: story.lengthMinutes)
             try await ensureActive(story, store: store)
             let started = Date()
-            let generated = try await stories.text.generate(
+            // The text reaches the app as it is written: pieces gathered into `text` events of at least 200 characters
+            // (or every 250 ms), so a slow model still shows progress and a fast one does not flood the connections.
+            let relay = TextRelay(minimumCharacters: 200, interval: .milliseconds(250)) { piece in
+                await services.publishStoryProgress(
+                    StoryProgressDTO(type: "text", storyID: story.id, stage: "text", status: "running", delta: piece), userID: story.userID)
+            }
+            let generated = try await stories.text.stream(
                 TextGenerationRequest(
                     model: stories.settings.textModel,
                     messages: [
                         ChatMessage(role: .system, content: StoryPrompt.system(language)), ChatMessage(role: .user, content: StoryPrompt.user(brief)),
                     ],
-                    maxOutputTokens: StoryPrompt.maxOutputTokens(brief), temperature: 0.8, safetyIdentifier: Self.safetyIdentifier(story.userID)))
+                    maxOutputTokens: StoryPrompt.maxOutputTokens(brief), temperature: 0.8, safetyIdentifier: Self.safetyIdentifier(story.userID)),
+                onDelta: { await relay.add($0) })
+            await relay.flush()
             let parsed = try StoryText.parse(generated.content)
             let now = services.now()
             try await store.writeTransaction { store in
@@ -126,8 +134,7 @@ struct StoryPipeline: Sendable {
                 "story text generated",
                 metadata: ["words": .stringConvertible(parsed.wordCount), "ms": .stringConvertible(Int(Date().timeIntervalSince(started) * 1000))])
             await services.publishStoryProgress(
-                StoryProgressDTO(type: "text", storyID: story.id, stage: "text", status: "succeeded", delta: parsed.title + "\n\n" + parsed.content),
-                userID: story.userID)
+                StoryProgressDTO(type: "stage", storyID: story.id, stage: "text", status: "succeeded"), userID: story.userID)
         }
     }
 
@@ -412,5 +419,34 @@ extension Optional {
     fileprivate func asyncFlatMap<U>(_ transform: (Wrapped) async throws -> U?) async rethrows -> U? {
         guard let value = self else { return nil }
         return try await transform(value)
+    }
+}
+
+/// Gathers streamed pieces of text and hands them on in batches: when at least `minimumCharacters` are waiting or
+/// `interval` has passed since the last hand-over.
+actor TextRelay {
+    private let minimumCharacters: Int
+    private let interval: Duration
+    private let send: @Sendable (String) async -> Void
+    private var pending = ""
+    private var last = ContinuousClock.now
+
+    init(minimumCharacters: Int, interval: Duration, send: @escaping @Sendable (String) async -> Void) {
+        self.minimumCharacters = minimumCharacters
+        self.interval = interval
+        self.send = send
+    }
+
+    func add(_ piece: String) async {
+        pending += piece
+        if pending.count >= minimumCharacters || ContinuousClock.now - last >= interval { await flush() }
+    }
+
+    func flush() async {
+        guard !pending.isEmpty else { return }
+        let text = pending
+        pending = ""
+        last = .now
+        await send(text)
     }
 }

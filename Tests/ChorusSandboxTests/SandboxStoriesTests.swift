@@ -1,0 +1,168 @@
+import ChorusCore
+import ChorusProviders
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+@testable import ChorusSandbox
+
+/// The OpenAI emulator's Stories side through the real clients: stories in five languages, scenes, visual profiles,
+/// the assistant, streamed completions, pictures, moderation and per-request faults.
+@Suite("Sandbox OpenAI: stories, pictures, moderation, faults")
+struct SandboxStoriesTests {
+    static func brief(_ language: StoryLanguage, minutes: Int = 2) -> StoryBrief {
+        StoryBrief(
+            language: language, heroName: "Nora", heroTraits: ["gentle", "funny"], heroAppearance: "a girl with brown hair",
+            event: "A picnic: Nora shares her sandwiches", lengthMinutes: minutes)
+    }
+
+    static func storyRequest(_ brief: StoryBrief) -> TextGenerationRequest {
+        TextGenerationRequest(
+            model: "gpt-4.1-mini",
+            messages: [
+                ChatMessage(role: .system, content: StoryPrompt.system(brief.language)), ChatMessage(role: .user, content: StoryPrompt.user(brief)),
+            ])
+    }
+
+    @Test("stories honour language, hero, traits, event and length; the same facts give the same story", arguments: StoryLanguage.allCases)
+    func stories(_ language: StoryLanguage) async throws {
+        try await withOpenAI { harness in
+            let brief = Self.brief(language, minutes: 3)
+            let first = try StoryText.parse(try await harness.generator().generate(Self.storyRequest(brief)).content)
+            let again = try StoryText.parse(try await harness.generator().generate(Self.storyRequest(brief)).content)
+            #expect(first == again)
+            #expect(first.title.contains("Nora") && first.content.contains("gentle") && first.content.contains("funny"))
+            #expect(first.content.contains("A picnic"))
+            #expect(abs(first.wordCount - 450) <= 23, "\(first.wordCount) words")
+            let sentences = first.content.components(separatedBy: ". ")
+            #expect(Set(sentences).count == sentences.count, "every sentence differs, so scenes can be located")
+            let marker: [StoryLanguage: String] = [
+                .en: "Once upon a time", .es: "Había una vez", .fr: "Il était une fois", .de: "Es war einmal", .it: "C'era una volta",
+            ]
+            #expect(first.content.hasPrefix(marker[language]!))
+        }
+    }
+
+    @Test("scenes, visual profile and assistant answers follow their strict schemas and decode")
+    func structuredAnswers() async throws {
+        try await withOpenAI { harness in
+            let generator = harness.generator()
+            let story = try StoryText.parse(try await generator.generate(Self.storyRequest(Self.brief(.en, minutes: 4))).content)
+            let scenesAnswer = try await generator.generate(
+                TextGenerationRequest(
+                    model: "gpt-4.1-mini",
+                    messages: [
+                        ChatMessage(role: .system, content: ScenePlan.system),
+                        ChatMessage(
+                            role: .user,
+                            content: ScenePlan.user(
+                                story: story.content, sceneCount: 5, heroName: "Nora", heroDescription: "brown hair", language: .en)),
+                    ], format: StructuredOutputFormat(name: ScenePlan.schemaName, schemaJSON: ScenePlan.jsonSchema)))
+            let scenes = try ScenePlan.decode(json: Data(scenesAnswer.content.utf8), story: story.content, count: 5)
+            #expect(scenes.map(\.number) == [1, 2, 3, 4, 5] && scenes.allSatisfy { $0.illustrationPrompt.hasPrefix("Scene \($0.number):") })
+
+            let prompt = HeroVisualProfile.prompt(
+                heroName: "Nora", appearance: "a girl with long brown hair, blue eyes, wearing a green dress", avatarPrompt: nil)
+            let profileAnswer = try await generator.generate(
+                TextGenerationRequest(
+                    model: "gpt-4.1-mini",
+                    messages: [ChatMessage(role: .system, content: prompt.system), ChatMessage(role: .user, content: prompt.user)],
+                    format: StructuredOutputFormat(name: HeroVisualProfile.schemaName, schemaJSON: HeroVisualProfile.jsonSchema)))
+            let profile = try HeroVisualProfile.decode(json: Data(profileAnswer.content.utf8))
+            #expect(profile.hairColor == "brown" && profile.hairStyle == "long" && profile.eyeColor == "blue" && profile.clothingColors == "green")
+
+            let assist = EventAssistPrompt.prompt(
+                title: nil, description: "Our cat had kittens in the laundry basket", category: "pets", ageRange: "4-6", tone: "warm", language: .it)
+            let assistAnswer = try await generator.generate(
+                TextGenerationRequest(
+                    model: "gpt-4.1-mini",
+                    messages: [ChatMessage(role: .system, content: assist.system), ChatMessage(role: .user, content: assist.user)],
+                    format: StructuredOutputFormat(name: EventAssistPrompt.schemaName, schemaJSON: EventAssistPrompt.jsonSchema)))
+            let answer = try EventAssistPrompt.decode(json: Data(assistAnswer.content.utf8))
+            #expect(answer.title == "Our cat had kittens" && answer.promptSeed.hasPrefix("Una storia warm") && answer.similarEvents.count == 3)
+            #expect(answer.keywords.contains("kittens") && answer.keywords.contains("pets"))
+        }
+    }
+
+    @Test("a streamed completion arrives in pieces that join into the same text, with usage")
+    func streaming() async throws {
+        try await withOpenAI { harness in
+            let request = Self.storyRequest(Self.brief(.de))
+            let whole = try await harness.generator().generate(request)
+            let pieces = NIOLockedValueBox<[String]>([])
+            let streamed = try await harness.generator().stream(request) { piece in pieces.withLockedValue { $0.append(piece) } }
+            #expect(pieces.withLockedValue { $0.count } > 10)
+            #expect(pieces.withLockedValue { $0.joined() } == whole.content && streamed.content == whole.content)
+            #expect(
+                streamed.promptTokens == whole.promptTokens && streamed.completionTokens == whole.completionTokens && streamed.completionTokens > 0)
+
+            var refused = Self.storyRequest(Self.brief(.en))
+            refused.messages.append(ChatMessage(role: .user, content: "[sandbox:refuse]"))
+            await #expect(throws: TextGenerationError.self) { _ = try await harness.generator().stream(refused) { _ in } }
+        }
+    }
+
+    @Test("pictures are valid PNGs that differ by prompt; a refused prompt is a content-policy error; moderation flags")
+    func picturesAndModeration() async throws {
+        try await withOpenAI { harness in
+            let images = OpenAIImageGenerator(connection: harness.connection())
+            let first = try await images.generate(
+                ImageGenerationRequest(model: "gpt-image-2", prompt: "A fox in a garden", size: "1024x1024", quality: "low"))
+            let second = try await images.generate(
+                ImageGenerationRequest(model: "gpt-image-2", prompt: "A bear on a boat", size: "1536x1024", quality: "high"))
+            #expect(first.png.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) && first.png != second.png)
+            #expect(first.outputTokens == 272 && second.outputTokens == 4_160 && (first.inputTokens ?? 0) > 0)
+            #expect(String(decoding: first.png, as: UTF8.self).contains("A fox in a garden"), "the prompt rides in a tEXt chunk")
+            // Chunk checksums are the standard CRC-32 (IEND's is the well-known AE426082).
+            #expect(SandboxPNG.crc32(Data("IEND".utf8)) == 0xAE42_6082)
+            await #expect(throws: ImageGenerationError.self) {
+                _ = try await images.generate(
+                    ImageGenerationRequest(model: "gpt-image-2", prompt: "x [sandbox:content_policy]", size: "1024x1024", quality: "low"))
+            }
+            await #expect(throws: ProviderError.self) {
+                _ = try await images.generate(ImageGenerationRequest(model: "gpt-image-2", prompt: "x", size: "1000x1000", quality: "low"))
+            }
+            let moderator = OpenAIModerator(connection: harness.connection())
+            #expect(
+                try await moderator.moderate("A picnic with friends", model: "omni-moderation-latest")
+                    == ModerationResult(flagged: false, categories: []))
+            #expect(
+                try await moderator.moderate("He took a gun", model: "omni-moderation-latest")
+                    == ModerationResult(flagged: true, categories: ["violence"]))
+        }
+    }
+
+    @Test("faults hit only the requests they match, as many times as asked, and time out slow enough for a short deadline")
+    func faults() async throws {
+        try await withOpenAI { harness in
+            let status = try await harness.putBehavior(
+                #"{"faults":[{"kind":"rate_limit","endpoint":"images/generations","match":"Scene 2","retry_after_seconds":2},"#
+                    + #"{"kind":"timeout","endpoint":"images/generations","match":"Scene 3","delay_ms":1500}]}"#)
+            #expect(status == 200)
+            let images = OpenAIImageGenerator(connection: harness.connection(retry: .none))
+            func draw(_ prompt: String) async throws -> GeneratedImage {
+                try await images.generate(ImageGenerationRequest(model: "gpt-image-2", prompt: prompt, size: "1024x1024", quality: "low"))
+            }
+            _ = try await draw("Scene 1: fine")
+            do {
+                _ = try await draw("Scene 2: limited")
+                Issue.record("the rate limit is injected")
+            } catch let ProviderError.rateLimited(retryAfter, _) {
+                #expect(retryAfter == .seconds(2))
+            }
+            _ = try await draw("Scene 2: limited")  // used up
+            let short = OpenAIImageGenerator(
+                connection: OpenAIConnection(
+                    apiKey: OpenAIHarness.apiKey, baseURL: harness.apiURL, httpClient: .shared, timeout: .milliseconds(500), retry: .none,
+                    logger: .init(label: "test")))
+            do {
+                _ = try await short.generate(ImageGenerationRequest(model: "gpt-image-2", prompt: "Scene 3: slow", size: "1024x1024", quality: "low"))
+                Issue.record("the slow answer times out")
+            } catch let error as ProviderError {
+                #expect(error == .unavailable("openai timed out"))
+            }
+            #expect(try await harness.putBehavior(#"{"faults":[{"kind":"explode"}]}"#) == 400)
+            #expect(try await harness.putBehavior(#"{"faults":[{"kind":"timeout","times":0}]}"#) == 400)
+        }
+    }
+}
