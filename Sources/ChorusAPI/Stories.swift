@@ -285,6 +285,14 @@ public struct StoryStagesDTO: Codable, Sendable, Equatable {
         self.narration = narration
         self.illustrations = illustrations
     }
+
+    /// Whether no stage will change any more: the text failed, or the narration and the illustrations (or the scenes
+    /// they need) reached an end (`succeeded`, `failed`, `partial`, `skipped`).
+    public var isFinished: Bool {
+        let ended: Set<String> = ["succeeded", "failed", "partial", "skipped"]
+        if text == "failed" { return true }
+        return ended.contains(narration) && (ended.contains(illustrations) || scenes == "failed")
+    }
 }
 
 /// One scene: a stretch of the text, when it is heard, and its picture.

@@ -131,16 +131,9 @@ actor StoryPoller {
             let story = try await client.story(id)
             if story != last || last == nil {
                 last = story
-                done = Self.isFinished(story)
+                done = story.stages.isFinished
                 return story
             }
         }
-    }
-
-    /// Whether no stage will change any more.
-    static func isFinished(_ story: StoryDTO) -> Bool {
-        let ended: Set<String> = ["succeeded", "failed", "partial", "skipped"]
-        if story.stages.text == "failed" { return true }
-        return ended.contains(story.stages.narration) && (ended.contains(story.stages.illustrations) || story.stages.scenes == "failed")
     }
 }

@@ -3,8 +3,9 @@ import Logging
 import NIOConcurrencyHelpers
 import Vapor
 
-/// A local emulator of OpenAI's HTTP API for voice messages: `POST /audio/transcriptions`, `POST /audio/speech`,
-/// `POST /chat/completions`, `GET /models` and `GET /models/{model}`, with the real wire shapes and the real error
+/// A local emulator of OpenAI's HTTP API for voice messages and stories: `POST /audio/transcriptions`,
+/// `POST /audio/speech`, `POST /chat/completions`, `POST /images/generations` and `POST /moderations` (see
+/// `SandboxOpenAIImages.swift`), `GET /models` and `GET /models/{model}`, with the real wire shapes and the real error
 /// envelope (`{"error":{"message","type","param","code"}}`). Deterministic except for ids and timestamps.
 ///
 /// **Transcriptions** (multipart/form-data, the whole body at most 26,214,400 bytes, else 413 `Maximum content size
@@ -31,10 +32,12 @@ import Vapor
 /// the API: every object needs `additionalProperties: false` and every property in `required`), `json_object` or
 /// text, filled extractively from the user messages (property names choose the content: decisions, action items with owners, dates, urgent items, an overview). `max_completion_tokens` below the
 /// answer's size cuts it off with `finish_reason: length`; a message containing `[sandbox:refuse]` gets a refusal and
-/// one containing `[sandbox:content_filter]` `finish_reason: content_filter`. `stream: true` is refused with 400.
+/// one containing `[sandbox:content_filter]` `finish_reason: content_filter`. `stream: true` answers with
+/// `chat.completion.chunk` server-sent events (usage last with `stream_options.include_usage`). Stories prompts, which
+/// end with a facts line, get the storyteller's answers (``SandboxStories``).
 ///
 /// **Control** (``registerControl(on:)``): `GET|PUT|DELETE openai/behavior` (a JSON ``Behavior``: inject failures,
-/// add latency, announce model shutdown dates) and `GET|DELETE openai/request-counts` (requests received per endpoint).
+/// per-request ``Fault``s matched on the body, add latency, announce model shutdown dates) and `GET|DELETE openai/request-counts` (requests received per endpoint).
 ///
 /// When created with an API key, every request must present it as `Authorization: Bearer <key>` (401 otherwise).
 /// Every response carries an `x-request-id`.

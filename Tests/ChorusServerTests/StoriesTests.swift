@@ -39,10 +39,7 @@ struct StoriesTests {
         try await server.request(.GET, "/stories/\(id)", token: person.token).decode(StoryDTO.self)
     }
 
-    static func finished(_ story: StoryDTO) -> Bool {
-        let ended: Set<String> = ["succeeded", "failed", "partial", "skipped"]
-        return story.stages.text == "failed" || (ended.contains(story.stages.narration) && ended.contains(story.stages.illustrations))
-    }
+    static func finished(_ story: StoryDTO) -> Bool { story.stages.isFinished }
 
     static func setFaults(_ server: TestServer, _ json: String) async throws {
         let reply = try await server.request(.PUT, "/sandbox/openai/behavior", body: Data(json.utf8), headers: [("Content-Type", "application/json")])

@@ -1,51 +1,11 @@
+import ChorusAPI
 import Foundation
 
-/// A hero's look, extracted once by the text model and reused by every picture (seed 004 "Visual Consistency").
-public struct HeroVisualProfile: Sendable, Equatable, Codable {
-    public var hairColor: String?
-    public var hairStyle: String?
-    public var eyeColor: String?
-    public var skinTone: String?
-    public var clothingStyle: String?
-    public var clothingColors: String?
-    public var distinctiveFeatures: String?
-    public var bodyType: String?
-    public var ageAppearance: String?
-    public var colorPalette: String?
-    public var artStyle: String?
+/// A hero's look, extracted once by the text model and reused by every picture (seed 004 "Visual Consistency"). It is
+/// the wire type itself: what is stored on the hero, sent to the app and put in prompts is one shape.
+public typealias HeroVisualProfile = HeroVisualProfileDTO
 
-    public init(
-        hairColor: String? = nil, hairStyle: String? = nil, eyeColor: String? = nil, skinTone: String? = nil, clothingStyle: String? = nil,
-        clothingColors: String? = nil, distinctiveFeatures: String? = nil, bodyType: String? = nil, ageAppearance: String? = nil,
-        colorPalette: String? = nil, artStyle: String? = nil
-    ) {
-        self.hairColor = hairColor
-        self.hairStyle = hairStyle
-        self.eyeColor = eyeColor
-        self.skinTone = skinTone
-        self.clothingStyle = clothingStyle
-        self.clothingColors = clothingColors
-        self.distinctiveFeatures = distinctiveFeatures
-        self.bodyType = bodyType
-        self.ageAppearance = ageAppearance
-        self.colorPalette = colorPalette
-        self.artStyle = artStyle
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case hairColor = "hair_color"
-        case hairStyle = "hair_style"
-        case eyeColor = "eye_color"
-        case skinTone = "skin_tone"
-        case clothingStyle = "clothing_style"
-        case clothingColors = "clothing_colors"
-        case distinctiveFeatures = "distinctive_features"
-        case bodyType = "body_type"
-        case ageAppearance = "age_appearance"
-        case colorPalette = "color_palette"
-        case artStyle = "art_style"
-    }
-
+extension HeroVisualProfileDTO {
     /// The profile's members in a fixed order, with their spoken names.
     private var described: [(String, String?)] {
         [

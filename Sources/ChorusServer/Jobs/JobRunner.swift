@@ -102,14 +102,20 @@ final class JobRunner: LifecycleHandler, Sendable {
                     try? await store.extendJobLease(id: job.id, owner: owner, until: clock().addingTimeInterval(lease))
                 }
             }
-            defer { heartbeat.cancel() }
+            // The heartbeat ends (and is waited for) before the job's outcome is recorded: no query outlives the job.
+            func stopHeartbeat() async {
+                heartbeat.cancel()
+                await heartbeat.value
+            }
             do {
                 // Provider calls made by the job are metered under its id (handlers add the user they work for).
                 try await MeteringContext.$current.withValue(MeteringContext(requestID: "job-\(job.id)")) {
                     try await handler(job, store, jobLogger)
                 }
+                await stopHeartbeat()
                 try await store.completeJob(id: job.id, owner: owner)
             } catch {
+                await stopHeartbeat()
                 let permanent = error is PermanentFailure || job.attempts >= job.maxAttempts
                 let retryAt = permanent ? nil : clock().addingTimeInterval(min(600, 5 * pow(2, Double(job.attempts - 1))))
                 jobLogger.warning("job failed", metadata: ["error": .string("\(error)"), "will_retry": .stringConvertible(!permanent)])

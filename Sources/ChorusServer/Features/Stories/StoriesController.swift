@@ -62,12 +62,7 @@ struct StoriesController: RouteCollection {
         return HeroDTO(
             id: hero.id, name: hero.name, traits: hero.traits, appearance: hero.appearance, avatarPrompt: hero.avatarPrompt,
             avatarURL: hero.avatarBlobKey.map { stories.fileURL($0, now: services.now()) },
-            visualProfile: profile.map {
-                HeroVisualProfileDTO(
-                    hairColor: $0.hairColor, hairStyle: $0.hairStyle, eyeColor: $0.eyeColor, skinTone: $0.skinTone, clothingStyle: $0.clothingStyle,
-                    clothingColors: $0.clothingColors, distinctiveFeatures: $0.distinctiveFeatures, bodyType: $0.bodyType,
-                    ageAppearance: $0.ageAppearance, colorPalette: $0.colorPalette, artStyle: $0.artStyle)
-            }, createdAt: hero.createdAt, updatedAt: hero.updatedAt)
+            visualProfile: profile, createdAt: hero.createdAt, updatedAt: hero.updatedAt)
     }
 
     @Sendable

@@ -142,13 +142,12 @@ extension ChorusServices {
 }
 
 extension StoryRecord {
-    /// Whether no stage will change any more: the text failed, or narration and illustrations (or the scenes they
-    /// need) reached an end.
-    var isFinished: Bool {
-        let ended: Set<String> = ["succeeded", "failed", "partial", "skipped"]
-        if stages["text"] == "failed" { return true }
-        let narrated = ended.contains(stages["narration"] ?? "")
-        let illustrated = ended.contains(stages["illustrations"] ?? "") || stages["scenes"] == "failed"
-        return narrated && illustrated
+    var stagesDTO: StoryStagesDTO {
+        StoryStagesDTO(
+            text: stages["text"] ?? "pending", scenes: stages["scenes"] ?? "pending", narration: stages["narration"] ?? "pending",
+            illustrations: stages["illustrations"] ?? "pending")
     }
+
+    /// Whether no stage will change any more (``StoryStagesDTO/isFinished``).
+    var isFinished: Bool { stagesDTO.isFinished }
 }
