@@ -423,11 +423,20 @@ struct StoriesController: RouteCollection {
     /// a comment line every 15 s keeps proxies from closing the stream.
     @Sendable
     func progress(_ req: Request) async throws -> Response {
-        let story = try await ownedStory(req)
+        let user = try req.user
         let hub = services.messaging.hub
+        // Listen before reading the story, so no change between the snapshot and the first event is missed.
         let (events, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(512))
-        let listener = hub.listen(userID: story.userID) { continuation.yield($0) }
-        let snapshot = try await services.storyDTO(story, store: req.store)
+        let listener = hub.listen(userID: user.id) { continuation.yield($0) }
+        let story: StoryRecord
+        let snapshot: StoryDTO
+        do {
+            story = try await ownedStory(req)
+            snapshot = try await services.storyDTO(story, store: req.store)
+        } catch {
+            hub.stopListening(listener, userID: user.id)
+            throw error
+        }
         let services = self.services
         let store = req.store
         var headers = HTTPHeaders()

@@ -38,7 +38,8 @@ struct StoryPipeline: Sendable {
                 try await body(story, bound)
             }
         } catch {
-            guard !(error is CancellationError), job.attempts >= job.maxAttempts || error is JobRunner.PermanentFailure else { throw error }
+            guard !(error is CancellationError), !(error is StoryCancelled), job.attempts >= job.maxAttempts || error is JobRunner.PermanentFailure
+            else { throw error }
             let message = Self.describe(error)
             try await store.failStage(storyID: story.id, stage: stage, message: message, now: services.now())
             bound.error("story stage failed", metadata: ["stage": .string(stage), "error": .string("\(error)")])
