@@ -31,6 +31,8 @@ public final class SandboxRecorder: AsyncMiddleware, Sendable {
         public let body: String?
         /// The status the emulator answered with.
         public let responseStatus: Int
+        /// Milliseconds from the request's arrival to the emulator's answer (`nil` for WebSocket messages).
+        public let durationMs: Double?
 
         enum CodingKeys: String, CodingKey {
             case id
@@ -38,6 +40,7 @@ public final class SandboxRecorder: AsyncMiddleware, Sendable {
             case path
             case query
             case receivedAt = "received_at"
+            case durationMs = "duration_ms"
             case headers
             case contentType = "content_type"
             case body
@@ -100,7 +103,8 @@ public final class SandboxRecorder: AsyncMiddleware, Sendable {
             log.entries.append(
                 Entry(
                     id: log.nextID, method: "WS", path: path, query: nil, receivedAt: receivedAt,
-                    headers: ["x-sandbox-connection": connection], contentType: "application/json", body: body, responseStatus: 101
+                    headers: ["x-sandbox-connection": connection], contentType: "application/json", body: body, responseStatus: 101,
+                    durationMs: nil
                 )
             )
             log.nextID += 1
@@ -123,7 +127,8 @@ public final class SandboxRecorder: AsyncMiddleware, Sendable {
             log.entries.append(
                 Entry(
                     id: log.nextID, method: request.method.rawValue, path: path, query: query, receivedAt: receivedAt,
-                    headers: headers, contentType: contentType, body: body, responseStatus: status
+                    headers: headers, contentType: contentType, body: body, responseStatus: status,
+                    durationMs: (Date().timeIntervalSince(receivedAt) * 1_000_000).rounded() / 1_000
                 )
             )
             log.nextID += 1

@@ -106,6 +106,9 @@ struct Stories: AsyncParsableCommand {
 
     /// Makes one story and follows its server-sent events: the time to `done`, and from `text` to the first part.
     private func story(_ client: HTTPClient, server: BenchServer, token: String, hero: String) async throws -> Timing {
+        var clear = HTTPClientRequest(url: server.base + "/sandbox/requests")
+        clear.method = .DELETE
+        _ = try await client.execute(clear, timeout: .seconds(10)).body.collect(upTo: 1 << 16)
         let clock = ContinuousClock()
         let start = clock.now
         let accepted: StoryAcceptedDTO = try await server.send(
@@ -144,16 +147,15 @@ struct Stories: AsyncParsableCommand {
         guard let doneAt, let textAt, let firstPartAt, let story, story.illustrations.allSatisfy({ $0.status == "succeeded" }) else {
             throw ValidationError("the story did not finish with every stage done")
         }
-        // One provider call for a part as long as the first: measured directly at the sandbox.
-        let firstPart = String((story.content ?? "").prefix(4_000))
-        let providerStart = clock.now
-        var speech = HTTPClientRequest(url: server.base + "/sandbox/openai/v1/audio/speech")
-        speech.method = .POST
-        speech.headers.add(name: "Content-Type", value: "application/json")
-        speech.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(["model": "gpt-4o-mini-tts", "input": firstPart, "voice": "coral"])))
-        _ = try await client.execute(speech, timeout: .seconds(60)).body.collect(upTo: 32 << 20)
-        let provider = (clock.now - providerStart).seconds
-        return Timing(total: doneAt.seconds, firstAudio: (firstPartAt - textAt).seconds, firstPartProvider: provider)
+        // The provider call of the first part, as long as the sandbox took to answer it (its request log, cleared
+        // before each story, lists answers in the order they were given: parts are spoken one after the other).
+        let log = try await client.execute(HTTPClientRequest(url: server.base + "/sandbox/requests"), timeout: .seconds(30))
+            .body.collect(upTo: 256 << 20)
+        let entries = ((try? JSONSerialization.jsonObject(with: Data(buffer: log))) as? [String: Any])?["requests"] as? [[String: Any]] ?? []
+        guard let speech = entries.first(where: { ($0["path"] as? String)?.hasSuffix("audio/speech") == true }),
+            let milliseconds = speech["duration_ms"] as? Double
+        else { throw ValidationError("the sandbox logged no narration request") }
+        return Timing(total: doneAt.seconds, firstAudio: (firstPartAt - textAt).seconds, firstPartProvider: milliseconds / 1_000)
     }
 
     /// Seconds the sandbox OpenAI spent answering so far (its own counter).
