@@ -271,6 +271,7 @@ public enum ChorusApp {
         try app.register(collection: UsageController(services: services))
         try app.register(collection: ConversationAudioController(services: services))
         try app.register(collection: StoriesController(services: services))
+        try app.register(collection: ConsoleController(services: services))
         if !configuration.isProduction {
             try app.register(collection: DevelopmentController(services: services))
         }
@@ -317,6 +318,16 @@ public enum ChorusApp {
         try configureDatabase(app, configuration)
         app.migrations.add(ChorusMigrations.all)
         try await app.autoMigrate()
+    }
+
+    /// Gives (`admin: true`) or takes away the operator console's admin role of the account with `email`, after
+    /// running the migrations (`chorus admin grant|revoke`). Taking it away ends the account's console sessions at
+    /// their next request. Returns `false` when no account has that email.
+    public static func setAdmin(_ app: Application, configuration: ChorusConfiguration, email: String, admin: Bool) async throws -> Bool {
+        try await migrate(app, configuration: configuration)
+        let sql = app.db as! any SQLDatabase
+        let store = ChorusStore(sql: sql, reader: nil, writeGate: WriteGate())
+        return try await store.setRole(email: email.trimmingCharacters(in: .whitespaces).lowercased(), role: admin ? "admin" : "user")
     }
 
     private static func configureDatabase(_ app: Application, _ configuration: ChorusConfiguration) throws {

@@ -10,7 +10,7 @@ struct Chorus: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chorus",
         abstract: "The Chorus server: AI phone calls, voice messages and stories for iOS apps.",
-        subcommands: [Serve.self, Migrate.self, SandboxGroup.self, AppStoreCommand.self],
+        subcommands: [Serve.self, Migrate.self, AdminCommand.self, SandboxGroup.self, AppStoreCommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -89,7 +89,7 @@ func loadConfiguration(hostname: String?, port: Int?) throws -> ChorusConfigurat
     }
 }
 
-private func makeApplication(_ configuration: ChorusConfiguration) async throws -> Application {
+func makeApplication(_ configuration: ChorusConfiguration) async throws -> Application {
     ChorusLogging.bootstrap(configuration)
     // Vapor's own command line is not used: `serve` with the address from our configuration.
     let environment = Vapor.Environment(name: configuration.environment.rawValue, arguments: ["chorus", "serve"])

@@ -16,6 +16,7 @@ enum ChorusMigrations {
         AddSpeechCacheExpiry(),
         CreateMetering(),
         CreateStories(),
+        CreateConsole(),
     ]
 }
 

@@ -1,0 +1,195 @@
+import Foundation
+
+/// `GET /console/api/overview`: what the system is doing, for operators.
+public struct ConsoleOverviewDTO: Codable, Sendable, Equatable {
+    public var generatedAt: Date
+    public var calls: ConsoleCallsDTO
+    public var users: ConsoleUsersDTO
+    public var spend: [ConsoleSpendDTO]
+    public var jobs: ConsoleJobsDTO
+    public var appStoreNotifications: [ConsoleCountDTO]
+
+    public init(
+        generatedAt: Date, calls: ConsoleCallsDTO, users: ConsoleUsersDTO, spend: [ConsoleSpendDTO], jobs: ConsoleJobsDTO,
+        appStoreNotifications: [ConsoleCountDTO]
+    ) {
+        self.generatedAt = generatedAt
+        self.calls = calls
+        self.users = users
+        self.spend = spend
+        self.jobs = jobs
+        self.appStoreNotifications = appStoreNotifications
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case calls, users, spend, jobs
+        case generatedAt = "generated_at"
+        case appStoreNotifications = "app_store_notifications"
+    }
+}
+
+/// A named count.
+public struct ConsoleCountDTO: Codable, Sendable, Equatable {
+    public var name: String
+    public var count: Int
+
+    public init(name: String, count: Int) {
+        self.name = name
+        self.count = count
+    }
+}
+
+/// Calls: in progress now, and today's (UTC) figures; calls per hour over the last 24 hours.
+public struct ConsoleCallsDTO: Codable, Sendable, Equatable {
+    public var inProgress: Int
+    public var today: Int
+    public var answeredToday: Int
+    public var endedToday: Int
+    /// Answered calls among today's ended ones, 0–1; `nil` before any ended.
+    public var answerRate: Double?
+    public var endedReasons: [ConsoleCountDTO]
+    /// Average talk time of today's answered calls, and their average limit, seconds.
+    public var averageDurationSeconds: Double?
+    public var averageLimitSeconds: Double?
+    /// 24 counts, oldest hour first, ending with the current hour.
+    public var perHour: [Int]
+
+    public init(
+        inProgress: Int, today: Int, answeredToday: Int, endedToday: Int, answerRate: Double?, endedReasons: [ConsoleCountDTO],
+        averageDurationSeconds: Double?, averageLimitSeconds: Double?, perHour: [Int]
+    ) {
+        self.inProgress = inProgress
+        self.today = today
+        self.answeredToday = answeredToday
+        self.endedToday = endedToday
+        self.answerRate = answerRate
+        self.endedReasons = endedReasons
+        self.averageDurationSeconds = averageDurationSeconds
+        self.averageLimitSeconds = averageLimitSeconds
+        self.perHour = perHour
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case today
+        case inProgress = "in_progress"
+        case answeredToday = "answered_today"
+        case endedToday = "ended_today"
+        case answerRate = "answer_rate"
+        case endedReasons = "ended_reasons"
+        case averageDurationSeconds = "average_duration_seconds"
+        case averageLimitSeconds = "average_limit_seconds"
+        case perHour = "per_hour"
+    }
+}
+
+/// Accounts, and those with an active subscription by plan tier.
+public struct ConsoleUsersDTO: Codable, Sendable, Equatable {
+    public var total: Int
+    public var byPlan: [ConsoleCountDTO]
+
+    public init(total: Int, byPlan: [ConsoleCountDTO]) {
+        self.total = total
+        self.byPlan = byPlan
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case total
+        case byPlan = "by_plan"
+    }
+}
+
+/// One feature's provider spend against its budgets, micro-dollars; the last 14 UTC days, oldest first.
+public struct ConsoleSpendDTO: Codable, Sendable, Equatable {
+    public var feature: String
+    public var todayUSDMicros: Int64
+    public var monthUSDMicros: Int64
+    public var dailyBudgetUSDMicros: Int64?
+    public var monthlyBudgetUSDMicros: Int64?
+    public var perDay: [Int64]
+
+    public init(
+        feature: String, todayUSDMicros: Int64, monthUSDMicros: Int64, dailyBudgetUSDMicros: Int64?, monthlyBudgetUSDMicros: Int64?,
+        perDay: [Int64]
+    ) {
+        self.feature = feature
+        self.todayUSDMicros = todayUSDMicros
+        self.monthUSDMicros = monthUSDMicros
+        self.dailyBudgetUSDMicros = dailyBudgetUSDMicros
+        self.monthlyBudgetUSDMicros = monthlyBudgetUSDMicros
+        self.perDay = perDay
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case feature
+        case todayUSDMicros = "today_usd_micros"
+        case monthUSDMicros = "month_usd_micros"
+        case dailyBudgetUSDMicros = "daily_budget_usd_micros"
+        case monthlyBudgetUSDMicros = "monthly_budget_usd_micros"
+        case perDay = "per_day"
+    }
+}
+
+/// The durable job queue.
+public struct ConsoleJobsDTO: Codable, Sendable, Equatable {
+    public var pending: Int
+    public var running: Int
+    public var failed: Int
+    /// Failed jobs by kind.
+    public var failedByKind: [ConsoleCountDTO]
+
+    public init(pending: Int, running: Int, failed: Int, failedByKind: [ConsoleCountDTO]) {
+        self.pending = pending
+        self.running = running
+        self.failed = failed
+        self.failedByKind = failedByKind
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case pending, running, failed
+        case failedByKind = "failed_by_kind"
+    }
+}
+
+/// One audited operator action.
+public struct ConsoleAuditEntryDTO: Codable, Sendable, Equatable {
+    public var id: Int
+    public var actor: String
+    public var action: String
+    public var target: String
+    public var detail: String?
+    public var createdAt: Date
+
+    public init(id: Int, actor: String, action: String, target: String, detail: String?, createdAt: Date) {
+        self.id = id
+        self.actor = actor
+        self.action = action
+        self.target = target
+        self.detail = detail
+        self.createdAt = createdAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, actor, action, target, detail
+        case createdAt = "created_at"
+    }
+}
+
+/// `GET /console/api/audit`.
+public struct ConsoleAuditDTO: Codable, Sendable, Equatable {
+    public var entries: [ConsoleAuditEntryDTO]
+
+    public init(entries: [ConsoleAuditEntryDTO]) { self.entries = entries }
+}
+
+/// The answer to an operator action.
+public struct ConsoleActionResultDTO: Codable, Sendable, Equatable {
+    public var action: String
+    public var target: String
+    public var detail: String
+
+    public init(action: String, target: String, detail: String) {
+        self.action = action
+        self.target = target
+        self.detail = detail
+    }
+}

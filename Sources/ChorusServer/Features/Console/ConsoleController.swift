@@ -1,0 +1,266 @@
+import ChorusAPI
+import ChorusCore
+import Crypto
+import Foundation
+import Vapor
+
+/// The operator console (`/console`, admin accounts only).
+///
+/// Sessions are a random token in the `chorus_console` cookie (`HttpOnly`, `SameSite=Strict`, `Path=/console`,
+/// `Secure` when the public URL is https), stored hashed for 12 hours; the mobile bearer tokens are never accepted
+/// here. The role is checked on every request, so `chorus admin revoke` ends a session at its next request (403).
+/// Every change (`POST`) must carry the session's CSRF token in `X-CSRF-Token` or a `csrf_token` form field; the
+/// sign-in form is protected by a double-submit cookie (`chorus_console_csrf`). Every operator action is audited.
+struct ConsoleController: RouteCollection {
+    let services: ChorusServices
+
+    static let sessionCookie = "chorus_console"
+    static let loginCookie = "chorus_console_csrf"
+    static let sessionLifetime: TimeInterval = 12 * 3_600
+
+    func boot(routes: any RoutesBuilder) throws {
+        let console = routes.grouped("console")
+        console.get("login", use: loginPage)
+        console.post("login", use: login)
+        let authed = console.grouped(ConsoleAuthenticator(services: services))
+        authed.get(use: overviewPage)
+        authed.get("console.js", use: script)
+        authed.post("logout", use: logout)
+        authed.get("api", "overview", use: overview)
+        authed.get("api", "audit", use: audit)
+        authed.post("api", "users", ":user_id", "revoke-sessions", use: revokeSessions)
+    }
+
+    // MARK: - Signing in
+
+    @Sendable
+    func loginPage(_ req: Request) async throws -> Response {
+        let token = Self.randomToken()
+        let response = Self.html(ConsolePages.login(csrfToken: token, message: req.query[String.self, at: "message"]))
+        response.cookies[Self.loginCookie] = cookie(token, maxAge: 600)
+        return response
+    }
+
+    /// The sign-in form: email, password and the form's CSRF token (which must equal the `chorus_console_csrf`
+    /// cookie). Only admins get a session; others get 403.
+    @Sendable
+    func login(_ req: Request) async throws -> Response {
+        if let limit = services.configuration.rateLimits.auth { try services.checkRateLimit("console-auth:\(req.clientIP)", limit) }
+        struct Form: Decodable {
+            var email: String?
+            var password: String?
+            var csrfToken: String?
+
+            enum CodingKeys: String, CodingKey {
+                case email, password
+                case csrfToken = "csrf_token"
+            }
+        }
+        let form = (try? req.content.decode(Form.self, as: .urlEncodedForm)) ?? Form()
+        guard let expected = req.cookies[Self.loginCookie]?.string, let presented = form.csrfToken, Self.constantTimeEquals(expected, presented)
+        else { return Self.html(ConsolePages.message("The sign-in form expired. Please reload the page and try again."), status: .forbidden) }
+        let email = (form.email ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+        let user = email.isEmpty ? nil : try await req.store.user(email: email)
+        let valid = try await services.passwords.verify(form.password ?? "", against: user?.passwordHash, on: req.application.threadPool)
+        guard valid, let user else {
+            req.logger.notice("console sign-in failed")
+            return Self.redirect("/console/login?message=Incorrect%20email%20or%20password")
+        }
+        guard try await req.store.role(userID: user.id) == "admin" else {
+            req.logger.notice("console sign-in refused: not an admin", metadata: ["user_id": .string(user.id)])
+            return Self.html(ConsolePages.message("This account is not an administrator of the console."), status: .forbidden)
+        }
+        let token = Self.randomToken()
+        let now = services.now()
+        try await req.store.createConsoleSession(
+            tokenHash: Self.hash(token), userID: user.id, csrfToken: Self.randomToken(), now: now,
+            expiresAt: now.addingTimeInterval(Self.sessionLifetime))
+        req.logger.notice("console sign-in", metadata: ["user_id": .string(user.id)])
+        let response = Self.redirect("/console")
+        response.cookies[Self.sessionCookie] = cookie(token, maxAge: Int(Self.sessionLifetime))
+        response.cookies[Self.loginCookie] = cookie("", maxAge: 0)
+        return response
+    }
+
+    @Sendable
+    func logout(_ req: Request) async throws -> Response {
+        if let token = req.cookies[Self.sessionCookie]?.string { try await req.store.deleteConsoleSession(tokenHash: Self.hash(token)) }
+        let response = Self.redirect("/console/login")
+        response.cookies[Self.sessionCookie] = cookie("", maxAge: 0)
+        return response
+    }
+
+    private func cookie(_ value: String, maxAge: Int) -> HTTPCookies.Value {
+        HTTPCookies.Value(
+            string: value, maxAge: maxAge, path: "/console", isSecure: services.configuration.publicURL.scheme == "https", isHTTPOnly: true,
+            sameSite: .strict)
+    }
+
+    // MARK: - Pages
+
+    @Sendable
+    func overviewPage(_ req: Request) async throws -> Response {
+        Self.html(ConsolePages.overview(email: try req.consoleSession.email, csrfToken: try req.consoleSession.csrfToken))
+    }
+
+    @Sendable
+    func script(_ req: Request) async throws -> Response {
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: "text/javascript; charset=utf-8")
+        headers.replaceOrAdd(name: .cacheControl, value: "no-cache")
+        return Response(status: .ok, headers: headers, body: .init(string: ConsolePages.script))
+    }
+
+    // MARK: - API
+
+    /// Calls, accounts by plan, spend against budgets, the job queue and App Store notifications.
+    @Sendable
+    func overview(_ req: Request) async throws -> Response {
+        let now = services.now()
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let dayStart = calendar.startOfDay(for: now)
+        let currentHour = now.epochMillis / 3_600_000
+        let hoursSince = Date(epochMillis: (currentHour - 23) * 3_600_000)
+        let spendSince = "day:" + VoiceUsagePolicy.period(now.addingTimeInterval(-13 * 86_400), monthly: false)
+        let figures = try await req.store.consoleFigures(now: now, dayStart: dayStart, hoursSince: hoursSince, spendSince: spendSince)
+
+        let calls = ConsoleCallsDTO(
+            inProgress: figures.callsInProgress, today: figures.callsToday, answeredToday: figures.answeredToday, endedToday: figures.endedToday,
+            answerRate: figures.endedToday == 0 ? nil : Double(figures.answeredToday) / Double(figures.endedToday),
+            endedReasons: figures.endedReasons.map { ConsoleCountDTO(name: $0.0, count: $0.1) },
+            averageDurationSeconds: figures.averageDuration, averageLimitSeconds: figures.averageLimit,
+            perHour: (0..<24).map { figures.callsPerHour[currentHour - 23 + Int64($0)] ?? 0 })
+        var tiers: [String: Int] = [:]
+        for (product, users) in figures.activeSubscriptions {
+            tiers[services.entitlements.tier(of: product)?.rawValue ?? "add_on", default: 0] += users
+        }
+        let users = ConsoleUsersDTO(
+            total: figures.users, byPlan: tiers.sorted { $0.key < $1.key }.map { ConsoleCountDTO(name: $0.key, count: $0.value) })
+        let days = (0..<14).map { "day:" + VoiceUsagePolicy.period(now.addingTimeInterval(Double($0 - 13) * 86_400), monthly: false) }
+        let settings = services.configuration
+        var spend: [ConsoleSpendDTO] = []
+        for feature in MeteredFeature.allCases {
+            let spent = try await req.store.featureSpend(feature, at: now)
+            let budget: (Int64?, Int64?) =
+                switch feature {
+                case .stories: (settings.stories.dailyBudgetMicrodollars, settings.stories.monthlyBudgetMicrodollars)
+                case .voiceMessages: (settings.voiceMessages.dailyBudgetMicrodollars, settings.voiceMessages.monthlyBudgetMicrodollars)
+                case .calls: (nil, nil)
+                }
+            let perDay = figures.spendPerDay[feature.rawValue] ?? [:]
+            spend.append(
+                ConsoleSpendDTO(
+                    feature: feature.rawValue, todayUSDMicros: spent.day, monthUSDMicros: spent.month, dailyBudgetUSDMicros: budget.0,
+                    monthlyBudgetUSDMicros: budget.1, perDay: days.map { perDay[$0] ?? 0 }))
+        }
+        let jobs = ConsoleJobsDTO(
+            pending: figures.jobs["pending"] ?? 0, running: figures.jobs["running"] ?? 0, failed: figures.jobs["failed"] ?? 0,
+            failedByKind: figures.failedJobsByKind.map { ConsoleCountDTO(name: $0.0, count: $0.1) })
+        return try req.json(
+            ConsoleOverviewDTO(
+                generatedAt: now, calls: calls, users: users, spend: spend, jobs: jobs,
+                appStoreNotifications: figures.notifications.map { ConsoleCountDTO(name: $0.0, count: $0.1) }))
+    }
+
+    /// The last 100 operator actions, newest first.
+    @Sendable
+    func audit(_ req: Request) async throws -> Response {
+        let entries = try await req.store.auditLog(limit: 100).map {
+            ConsoleAuditEntryDTO(id: $0.id, actor: $0.actorEmail, action: $0.action, target: $0.target, detail: $0.detail, createdAt: $0.createdAt)
+        }
+        return try req.json(ConsoleAuditDTO(entries: entries))
+    }
+
+    /// Signs a user out everywhere: their app sessions (refresh tokens; access tokens end within their 15-minute
+    /// lifetime) and console sessions. Audited.
+    @Sendable
+    func revokeSessions(_ req: Request) async throws -> Response {
+        let operator_ = try req.consoleSession
+        guard let userID = req.parameters.get("user_id"), try await req.store.userExists(id: userID) else {
+            throw APIError.notFound("User not found")
+        }
+        let now = services.now()
+        let revoked = try await req.store.revokeAllSessions(userID: userID, now: now)
+        let detail = "\(revoked) app session\(revoked == 1 ? "" : "s") revoked"
+        try await req.store.recordAudit(actor: operator_, action: "revoke_sessions", target: "user:\(userID)", detail: detail, now: now)
+        req.logger.notice("console action", metadata: ["action": "revoke_sessions", "target_user_id": .string(userID)])
+        return try req.json(ConsoleActionResultDTO(action: "revoke_sessions", target: "user:\(userID)", detail: detail))
+    }
+
+    // MARK: - Helpers
+
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+
+    static func hash(_ token: String) -> String {
+        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
+        let left = Array(lhs.utf8)
+        let right = Array(rhs.utf8)
+        guard left.count == right.count else { return false }
+        return zip(left, right).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    static func html(_ body: String, status: HTTPResponseStatus = .ok) -> Response {
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: "text/html; charset=utf-8")
+        headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        headers.replaceOrAdd(
+            name: "Content-Security-Policy",
+            value: "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
+        return Response(status: status, headers: headers, body: .init(string: body))
+    }
+
+    static func redirect(_ location: String) -> Response {
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .location, value: location)
+        headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+        return Response(status: .seeOther, headers: headers)
+    }
+}
+
+/// Admits console requests with a live session of an admin; checks the CSRF token of every change.
+struct ConsoleAuthenticator: AsyncMiddleware {
+    let services: ChorusServices
+
+    func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        let wantsPage = request.method == .GET && !request.url.path.hasPrefix("/console/api")
+        guard let token = request.cookies[ConsoleController.sessionCookie]?.string, !token.isEmpty,
+            let (session, admin) = try await request.store.consoleSession(tokenHash: ConsoleController.hash(token), now: services.now())
+        else {
+            if wantsPage { return ConsoleController.redirect("/console/login") }
+            throw APIError.detail(.unauthorized, "Sign in to the console first")
+        }
+        guard admin else { throw APIError.detail(.forbidden, "This account is not an administrator of the console") }
+        if request.method != .GET && request.method != .HEAD {
+            let presented =
+                request.headers.first(name: "X-CSRF-Token")
+                ?? (try? request.content.get(String.self, at: "csrf_token"))
+            guard let presented, ConsoleController.constantTimeEquals(presented, session.csrfToken) else {
+                request.logger.warning("console change refused: missing or wrong CSRF token")
+                throw APIError.detail(.forbidden, "Missing or invalid CSRF token")
+            }
+        }
+        request.storage[ConsoleSessionKey.self] = session
+        return try await next.respond(to: request)
+    }
+}
+
+struct ConsoleSessionKey: StorageKey {
+    typealias Value = ConsoleSession
+}
+
+extension Request {
+    /// The operator of a console request (set by ``ConsoleAuthenticator``).
+    var consoleSession: ConsoleSession {
+        get throws {
+            guard let session = storage[ConsoleSessionKey.self] else { throw APIError.detail(.unauthorized, "Sign in to the console first") }
+            return session
+        }
+    }
+}

@@ -1,0 +1,207 @@
+import FluentKit
+import Foundation
+import SQLKit
+
+/// The operator console: the admin role on accounts, console sessions (cookie tokens, stored hashed, each with its
+/// CSRF token) and the audit log of operator actions.
+struct CreateConsole: AsyncMigration {
+    func prepare(on database: any Database) async throws {
+        try await database.schema("users").field("role", .string, .required, .sql(.default("user"))).update()
+        try await database.schema("console_sessions")
+            .field("token_hash", .string, .identifier(auto: false))
+            .field("user_id", .string, .required, .references("users", "id", onDelete: .cascade))
+            .field("csrf_token", .string, .required)
+            .field("created_at", .int64, .required)
+            .field("expires_at", .int64, .required)
+            .create()
+        try await database.schema("console_audit")
+            .field("id", .int64, .identifier(auto: true))
+            .field("actor_user_id", .string, .required)
+            .field("actor_email", .string, .required)
+            .field("action", .string, .required)
+            .field("target", .string, .required)
+            .field("detail", .string)
+            .field("created_at", .int64, .required)
+            .create()
+    }
+
+    func revert(on database: any Database) async throws {
+        try await database.schema("console_audit").delete()
+        try await database.schema("console_sessions").delete()
+        try await database.schema("users").deleteField("role").update()
+    }
+}
+
+/// A signed-in operator.
+struct ConsoleSession: Sendable, Equatable {
+    var userID: String
+    var email: String
+    var csrfToken: String
+    var expiresAt: Date
+}
+
+/// One audited operator action.
+struct AuditRecord: Sendable, Equatable {
+    var id: Int
+    var actorEmail: String
+    var action: String
+    var target: String
+    var detail: String?
+    var createdAt: Date
+}
+
+extension ChorusStore {
+    /// Sets the role of the account with `email`; `false` when there is none.
+    func setRole(email: String, role: String) async throws -> Bool {
+        try await sql.raw("UPDATE users SET role = \(bind: role) WHERE email = \(bind: email) RETURNING id").first() != nil
+    }
+
+    func role(userID: String) async throws -> String? {
+        try await sql.raw("SELECT role FROM users WHERE id = \(bind: userID)").first().map { try $0.string("role") }
+    }
+
+    func createConsoleSession(tokenHash: String, userID: String, csrfToken: String, now: Date, expiresAt: Date) async throws {
+        try await sql.raw(
+            """
+            INSERT INTO console_sessions (token_hash, user_id, csrf_token, created_at, expires_at)
+            VALUES (\(bind: tokenHash), \(bind: userID), \(bind: csrfToken), \(bind: now.epochMillis), \(bind: expiresAt.epochMillis))
+            """
+        ).run()
+    }
+
+    /// The unexpired session of `tokenHash` whose account is still an admin.
+    func consoleSession(tokenHash: String, now: Date) async throws -> (session: ConsoleSession, admin: Bool)? {
+        guard
+            let row = try await sql.raw(
+                """
+                SELECT s.user_id, s.csrf_token, s.expires_at, u.email, u.role FROM console_sessions s JOIN users u ON u.id = s.user_id
+                WHERE s.token_hash = \(bind: tokenHash) AND s.expires_at > \(bind: now.epochMillis)
+                """
+            ).first()
+        else { return nil }
+        let session = ConsoleSession(
+            userID: try row.string("user_id"), email: try row.string("email"), csrfToken: try row.string("csrf_token"),
+            expiresAt: try row.date("expires_at"))
+        return (session, try row.string("role") == "admin")
+    }
+
+    func deleteConsoleSession(tokenHash: String) async throws {
+        try await sql.raw("DELETE FROM console_sessions WHERE token_hash = \(bind: tokenHash)").run()
+    }
+
+    /// Ends every session of the account: its refresh-token families (the app must sign in again once its access
+    /// token expires) and its console sessions. Returns how many app sessions were revoked.
+    func revokeAllSessions(userID: String, now: Date) async throws -> Int {
+        try await writeTransaction { store in
+            let revoked = try await store.sql.raw(
+                """
+                UPDATE refresh_families SET revoked_at = \(bind: now.epochMillis) WHERE user_id = \(bind: userID) AND revoked_at IS NULL
+                RETURNING id
+                """
+            ).all().count
+            try await store.sql.raw("DELETE FROM console_sessions WHERE user_id = \(bind: userID)").run()
+            return revoked
+        }
+    }
+
+    func recordAudit(actor: ConsoleSession, action: String, target: String, detail: String?, now: Date) async throws {
+        try await sql.raw(
+            """
+            INSERT INTO console_audit (actor_user_id, actor_email, action, target, detail, created_at)
+            VALUES (\(bind: actor.userID), \(bind: actor.email), \(bind: action), \(bind: target), \(bind: detail), \(bind: now.epochMillis))
+            """
+        ).run()
+    }
+
+    func auditLog(limit: Int) async throws -> [AuditRecord] {
+        try await reader.raw("SELECT * FROM console_audit ORDER BY id DESC LIMIT \(bind: Int64(limit))").all().map { row in
+            AuditRecord(
+                id: try row.int("id"), actorEmail: try row.string("actor_email"), action: try row.string("action"), target: try row.string("target"),
+                detail: try row.optionalString("detail"), createdAt: try row.date("created_at"))
+        }
+    }
+}
+
+/// The raw figures of the console overview (the controller adds plans and budgets from configuration).
+struct ConsoleFigures: Sendable {
+    var callsInProgress = 0
+    var callsToday = 0
+    var answeredToday = 0
+    var endedToday = 0
+    var endedReasons: [(String, Int)] = []
+    var averageDuration: Double?
+    var averageLimit: Double?
+    var callsPerHour: [Int64: Int] = [:]
+    var users = 0
+    var activeSubscriptions: [(productID: String, users: Int)] = []
+    var jobs: [String: Int] = [:]
+    var failedJobsByKind: [(String, Int)] = []
+    var notifications: [(String, Int)] = []
+    var spendPerDay: [String: [String: Int64]] = [:]
+}
+
+extension ChorusStore {
+    /// Counts for the console: calls since `dayStart` and per hour since `hoursSince`, accounts, active subscriptions,
+    /// the job queue, App Store notifications by outcome, and each feature's spend per day since `spendSince`.
+    func consoleFigures(now: Date, dayStart: Date, hoursSince: Date, spendSince: String) async throws -> ConsoleFigures {
+        var figures = ConsoleFigures()
+        let day = dayStart.epochMillis
+        if let row = try await reader.raw(
+            """
+            SELECT COUNT(*) AS today,
+              CAST(COALESCE(SUM(CASE WHEN answered_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS BIGINT) AS answered,
+              CAST(COALESCE(SUM(CASE WHEN status_rank >= 4 THEN 1 ELSE 0 END), 0) AS BIGINT) AS ended,
+              AVG(CASE WHEN answered_at IS NOT NULL AND duration_seconds IS NOT NULL THEN duration_seconds * 1.0 END) AS avg_duration,
+              AVG(CASE WHEN answered_at IS NOT NULL AND duration_seconds IS NOT NULL THEN duration_limit * 1.0 END) AS avg_limit
+            FROM calls WHERE created_at >= \(bind: day)
+            """
+        ).first() {
+            figures.callsToday = try row.int("today")
+            figures.answeredToday = try row.int("answered")
+            figures.endedToday = try row.int("ended")
+            figures.averageDuration = try row.decode(column: "avg_duration", as: Double?.self)
+            figures.averageLimit = try row.decode(column: "avg_limit", as: Double?.self)
+        }
+        figures.callsInProgress =
+            try await reader.raw(
+                "SELECT COUNT(*) AS n FROM calls WHERE status_rank < 4 AND created_at >= \(bind: hoursSince.epochMillis)"
+            ).first()?.int("n") ?? 0
+        figures.endedReasons = try await reader.raw(
+            """
+            SELECT COALESCE(ended_reason, status) AS reason, COUNT(*) AS n FROM calls WHERE created_at >= \(bind: day) AND status_rank >= 4
+            GROUP BY COALESCE(ended_reason, status) ORDER BY n DESC
+            """
+        ).all().map { (try $0.string("reason"), try $0.int("n")) }
+        for row in try await reader.raw(
+            """
+            SELECT created_at / 3600000 AS hour, COUNT(*) AS n FROM calls WHERE created_at >= \(bind: hoursSince.epochMillis)
+            GROUP BY created_at / 3600000
+            """
+        ).all() {
+            figures.callsPerHour[try row.decode(column: "hour", as: Int64.self)] = try row.int("n")
+        }
+        figures.users = try await reader.raw("SELECT COUNT(*) AS n FROM users").first()?.int("n") ?? 0
+        figures.activeSubscriptions = try await reader.raw(
+            """
+            SELECT product_id, COUNT(DISTINCT user_id) AS n FROM app_store_subscriptions
+            WHERE expires_at > \(bind: now.epochMillis) AND revoked_at IS NULL GROUP BY product_id
+            """
+        ).all().map { (try $0.string("product_id"), try $0.int("n")) }
+        for row in try await reader.raw("SELECT status, COUNT(*) AS n FROM jobs GROUP BY status").all() {
+            figures.jobs[try row.string("status")] = try row.int("n")
+        }
+        figures.failedJobsByKind = try await reader.raw(
+            "SELECT kind, COUNT(*) AS n FROM jobs WHERE status = 'failed' GROUP BY kind ORDER BY n DESC"
+        ).all().map { (try $0.string("kind"), try $0.int("n")) }
+        figures.notifications = try await reader.raw(
+            "SELECT outcome, COUNT(*) AS n FROM app_store_notifications GROUP BY outcome ORDER BY outcome"
+        ).all().map { (try $0.string("outcome"), try $0.int("n")) }
+        for row in try await reader.raw(
+            "SELECT feature, period, usd_micros FROM feature_spend WHERE period >= \(bind: spendSince) AND period LIKE 'day:%'"
+        ).all() {
+            figures.spendPerDay[try row.string("feature"), default: [:]][try row.string("period")] = try row.decode(
+                column: "usd_micros", as: Int64.self)
+        }
+        return figures
+    }
+}

@@ -1,0 +1,184 @@
+import AsyncHTTPClient
+import ChorusAPI
+import Foundation
+import NIOCore
+import NIOHTTP1
+import SQLKit
+import Testing
+
+@testable import ChorusServer
+
+/// The operator console over loopback HTTP: cookie sessions for admins only, CSRF on every change, the overview's
+/// figures, an audited action, and `chorus admin grant|revoke`.
+@Suite("Operator console")
+struct ConsoleTests {
+    /// A browser-like client: no redirects followed, cookies kept by hand.
+    final class Browser: Sendable {
+        let base: String
+        let client: HTTPClient
+
+        init(base: String) {
+            self.base = base
+            var configuration = HTTPClient.Configuration()
+            configuration.redirectConfiguration = .disallow
+            client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        }
+
+        struct Page {
+            var status: Int
+            var headers: HTTPHeaders
+            var text: String
+            var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:] }
+            /// `name=value` of a `Set-Cookie`, with its attributes.
+            func cookie(_ name: String) -> String? { headers[canonicalForm: "Set-Cookie"].map(String.init).first { $0.hasPrefix(name + "=") } }
+        }
+
+        func send(
+            _ method: HTTPMethod, _ path: String, cookies: [String: String] = [:], form: String? = nil, headers extra: [(String, String)] = []
+        ) async throws -> Page {
+            var request = HTTPClientRequest(url: base + path)
+            request.method = method
+            if !cookies.isEmpty { request.headers.add(name: "Cookie", value: cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")) }
+            if let form {
+                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                request.body = .bytes(ByteBuffer(string: form))
+            }
+            for (name, value) in extra { request.headers.add(name: name, value: value) }
+            let response = try await client.execute(request, timeout: .seconds(30))
+            let body = try await response.body.collect(upTo: 1 << 22)
+            return Page(status: Int(response.status.code), headers: response.headers, text: String(buffer: body))
+        }
+
+        /// Signs in through the form; returns the answer (a redirect on success) and the session cookie's value.
+        func signIn(email: String, password: String, withFormToken: Bool = true) async throws -> (page: Page, session: String?) {
+            let form = try await send(.GET, "/console/login")
+            let cookie = try #require(form.cookie("chorus_console_csrf"))
+            let value = String(cookie.split(separator: ";")[0].dropFirst("chorus_console_csrf=".count))
+            let token = try #require(form.text.firstMatch(of: /name="csrf_token" value="([0-9a-f]+)"/)?.1)
+            #expect(token == value)
+            let body =
+                "email=\(email.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")&password=\(password)"
+                + (withFormToken ? "&csrf_token=\(token)" : "")
+            let page = try await send(.POST, "/console/login", cookies: ["chorus_console_csrf": value], form: body)
+            let session = page.cookie("chorus_console").map { String($0.split(separator: ";")[0].dropFirst("chorus_console=".count)) }
+            return (page, session)
+        }
+
+        func shutdown() async { try? await client.shutdown() }
+    }
+
+    static func setRole(_ server: TestServer, email: String, role: String) async throws {
+        let store = ChorusStore(sql: server.app.db as! any SQLDatabase, reader: nil, writeGate: WriteGate())
+        #expect(try await store.setRole(email: email, role: role))
+    }
+
+    @Test("admins only, cookie sessions, CSRF on every change, the overview's figures, an audited action, revocation", arguments: TestDatabase.all)
+    func console(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database) { server in
+            let browser = Browser(base: server.baseURL)
+            defer { Task { await browser.shutdown() } }
+            let adminEmail = "ops-\(UUID().uuidString.prefix(6).lowercased())@chorus.test"
+            let admin = try await server.register(email: adminEmail, password: "operator password")
+            let userEmail = "user-\(UUID().uuidString.prefix(6).lowercased())@chorus.test"
+            let user = try await server.register(email: userEmail, password: "user password")
+            try await Self.setRole(server, email: adminEmail, role: "admin")
+
+            // Signing in: a non-admin is refused, a wrong password goes back to the form, a form without its token is refused.
+            #expect(try await browser.signIn(email: userEmail, password: "user%20password").page.status == 403)
+            let wrong = try await browser.signIn(email: adminEmail, password: "nope").page
+            #expect(wrong.status == 303 && wrong.headers.first(name: "Location")?.hasPrefix("/console/login?message=") == true)
+            #expect(try await browser.signIn(email: adminEmail, password: "operator%20password", withFormToken: false).page.status == 403)
+            let signedIn = try await browser.signIn(email: adminEmail, password: "operator%20password")
+            #expect(signedIn.page.status == 303 && signedIn.page.headers.first(name: "Location") == "/console")
+            let cookie = try #require(signedIn.page.cookie("chorus_console"))
+            #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/console"))
+            let session = try #require(signedIn.session)
+            let cookies = ["chorus_console": session]
+
+            // Pages and the API need the cookie; the mobile bearer token is not a console session.
+            let page = try await browser.send(.GET, "/console", cookies: cookies)
+            #expect(page.status == 200 && page.text.contains(adminEmail))
+            #expect(page.headers.first(name: "Content-Security-Policy")?.contains("script-src 'self'") == true)
+            let csrf = try #require(page.text.firstMatch(of: /name="csrf-token" content="([0-9a-f]+)"/)?.1).description
+            #expect(try await browser.send(.GET, "/console/console.js", cookies: cookies).text.contains("/console/api/overview"))
+            #expect(try await browser.send(.GET, "/console").headers.first(name: "Location") == "/console/login")
+            #expect(try await browser.send(.GET, "/console/api/overview").status == 401)
+            #expect(try await browser.send(.GET, "/console/api/overview", headers: [("Authorization", "Bearer \(admin.accessToken)")]).status == 401)
+
+            // The overview counts what the API did: two accounts, one call placed today.
+            let call = try await server.request(
+                .POST, "/mobile/make-call", token: user.accessToken, json: MakeCallRequest(phoneNumber: "+14155550123", scenario: "default"))
+            #expect(call.status == 200, "\(call.text)")
+            let overview = try ChorusJSON.makeDecoder().decode(
+                ConsoleOverviewDTO.self, from: Data(try await browser.send(.GET, "/console/api/overview", cookies: cookies).text.utf8))
+            #expect(overview.users.total == 2 && overview.calls.today == 1 && overview.calls.perHour.count == 24 && overview.calls.perHour.last == 1)
+            #expect(
+                Set(overview.spend.map(\.feature)) == ["calls", "voice_messages", "stories"] && overview.spend.allSatisfy { $0.perDay.count == 14 })
+
+            // An action: refused without the CSRF token, done and audited with it; the user's refresh token stops working.
+            let userID = try #require(try CompactJWS.payload(user.accessToken)["sub"] as? String)
+            let path = "/console/api/users/\(userID)/revoke-sessions"
+            #expect(try await browser.send(.POST, path, cookies: cookies).status == 403)
+            #expect(
+                try await browser.send(.POST, path, cookies: cookies, headers: [("X-CSRF-Token", String(repeating: "0", count: 64))]).status == 403)
+            let done = try await browser.send(.POST, path, cookies: cookies, headers: [("X-CSRF-Token", csrf)])
+            #expect(done.status == 200 && done.json["detail"] as? String == "1 app session revoked", "\(done.text)")
+            #expect(try await server.request(.POST, "/auth/refresh", json: RefreshRequest(refreshToken: user.refreshToken)).status == 401)
+            let audit = try ChorusJSON.makeDecoder().decode(
+                ConsoleAuditDTO.self, from: Data(try await browser.send(.GET, "/console/api/audit", cookies: cookies).text.utf8))
+            let entry = try #require(audit.entries.first)
+            #expect(entry.actor == adminEmail && entry.action == "revoke_sessions" && entry.target == "user:\(userID)")
+            #expect(
+                try await browser.send(.POST, "/console/api/users/nobody/revoke-sessions", cookies: cookies, headers: [("X-CSRF-Token", csrf)]).status
+                    == 404)
+
+            // Losing the role ends the session at its next request: 403 on every console route.
+            try await Self.setRole(server, email: adminEmail, role: "user")
+            for (method, route) in [
+                (HTTPMethod.GET, "/console"), (.GET, "/console/console.js"), (.GET, "/console/api/overview"), (.GET, "/console/api/audit"),
+            ] {
+                #expect(try await browser.send(method, route, cookies: cookies).status == 403, "\(route)")
+            }
+            #expect(try await browser.send(.POST, path, cookies: cookies, headers: [("X-CSRF-Token", csrf)]).status == 403)
+            #expect(try await browser.send(.POST, "/console/logout", cookies: cookies, headers: [("X-CSRF-Token", csrf)]).status == 403)
+
+            // Signing out ends the session.
+            try await Self.setRole(server, email: adminEmail, role: "admin")
+            let again = try #require(try await browser.signIn(email: adminEmail, password: "operator%20password").session)
+            let againPage = try await browser.send(.GET, "/console", cookies: ["chorus_console": again])
+            let againCSRF = try #require(againPage.text.firstMatch(of: /name="csrf-token" content="([0-9a-f]+)"/)?.1).description
+            let out = try await browser.send(.POST, "/console/logout", cookies: ["chorus_console": again], form: "csrf_token=\(againCSRF)")
+            #expect(out.status == 303 && out.cookie("chorus_console")?.contains("Max-Age=0") == true)
+            #expect(try await browser.send(.GET, "/console/api/overview", cookies: ["chorus_console": again]).status == 401)
+        }
+    }
+}
+
+extension ConsoleTests {
+    @Test("chorus admin grant and revoke: the account becomes an admin of the console and stops being one; an unknown email exits 1")
+    func adminCommand() async throws {
+        let provisioned = try TestDatabase.sqlite.make()
+        defer { provisioned.drop() }
+        let email = "ops-\(UUID().uuidString.prefix(6).lowercased())@chorus.test"
+        try await TestServer.run(on: .sqlite, database: provisioned) { server in
+            _ = try await server.register(email: email, password: "operator password")
+        }
+        let environment = ["CHORUS_DATABASE_URL": provisioned.url, "CHORUS_DATA_DIR": provisioned.directory.appendingPathComponent("data").path]
+        let granted = try CLITests.run(["admin", "grant", email.uppercased()], environment: environment, in: provisioned.directory)
+        #expect(granted.status == 0 && granted.output.contains("is now an admin"), "\(granted.output)")
+        let unknown = try CLITests.run(["admin", "grant", "nobody@chorus.test"], environment: environment, in: provisioned.directory)
+        #expect(unknown.status == 1 && unknown.output.contains("no account has the email nobody@chorus.test"), "\(unknown.output)")
+        try await TestServer.run(on: .sqlite, database: provisioned) { (server: TestServer) async throws in
+            let browser = Browser(base: server.baseURL)
+            defer { Task { await browser.shutdown() } }
+            #expect(try await browser.signIn(email: email, password: "operator%20password").page.status == 303)
+        }
+        let revoked = try CLITests.run(["admin", "revoke", email], environment: environment, in: provisioned.directory)
+        #expect(revoked.status == 0 && revoked.output.contains("is no longer an admin"), "\(revoked.output)")
+        try await TestServer.run(on: .sqlite, database: provisioned) { (server: TestServer) async throws in
+            let browser = Browser(base: server.baseURL)
+            defer { Task { await browser.shutdown() } }
+            #expect(try await browser.signIn(email: email, password: "operator%20password").page.status == 403)
+        }
+    }
+}
