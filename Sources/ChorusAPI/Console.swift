@@ -193,3 +193,14 @@ public struct ConsoleActionResultDTO: Codable, Sendable, Equatable {
         self.detail = detail
     }
 }
+
+/// `POST /console/api/users/{user_id}/grant-calls`: extra calls for a user, valid `days` from now.
+public struct ConsoleGrantCallsRequest: Codable, Sendable, Equatable {
+    public var calls: Int
+    public var days: Int
+
+    public init(calls: Int, days: Int) {
+        self.calls = calls
+        self.days = days
+    }
+}

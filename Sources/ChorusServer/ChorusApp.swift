@@ -119,6 +119,7 @@ public enum ChorusApp {
             )
             sandbox.register(on: app.grouped("sandbox"))
             app.lifecycle.use(SandboxShutdown(services: sandbox))
+            addQuiesceStep(app) { sandbox.shutdown() }
         }
 
         // The calls' AI voice: OpenAI when configured, otherwise the Realtime emulator mounted under /sandbox.
@@ -130,6 +131,7 @@ public enum ChorusApp {
             connector: realtime, eventLoopGroup: app.eventLoopGroup, metrics: options.bridgeMetrics,
             expiry: .seconds(CallPlacement.ringTimeoutSeconds + 60), logger: app.logger)
         app.lifecycle.use(BridgeShutdown(bridges: bridges))
+        addQuiesceStep(app) { await bridges.shutdown() }
 
         var readPool: SQLiteReadPool?
         if case .sqlite(let path) = configuration.database {
@@ -153,6 +155,7 @@ public enum ChorusApp {
             fanout = LocalFanout(hub: hub)
         }
         app.lifecycle.use(RealtimeShutdown(hub: hub))
+        addQuiesceStep(app) { await hub.closeAll() }
         let openAIConnection = OpenAIConnection(
             apiKey: realtimeKey, baseURL: configuration.openAI?.baseURL ?? configuration.loopbackURL.appendingPathComponent("sandbox/openai/v1"),
             httpClient: httpClient, logger: app.logger)
@@ -286,31 +289,48 @@ public enum ChorusApp {
             let urgency = MessageUrgency(services: services)
             let storyPipeline = StoryPipeline(services: services)
             let storyJob: JobRunner.Handler = { job, store, logger in try await storyPipeline.run(job, store: store, logger: logger) }
-            app.lifecycle.use(
-                JobRunner(
-                    handlers: [
-                        JobKind.scheduledCall: { job, store, logger in try await scheduled.run(job, store: store, logger: logger) },
-                        JobKind.reconcileCall: { job, store, logger in try await reconciliation.run(job, store: store, logger: logger) },
-                        JobKind.applyAppStoreNotification: { job, store, logger in
-                            try await notifications.run(job, store: store, logger: logger)
-                        },
-                        JobKind.conversationDigest: { job, store, logger in try await digests.run(job, store: store, logger: logger) },
-                        JobKind.deleteProviderVoice: { job, _, _ in try await services.messaging.cloner.deleteVoice(id: job.payload) },
-                        JobKind.classifyMessageUrgency: { job, store, logger in try await urgency.run(job, store: store, logger: logger) },
-                        JobKind.transcribeMessageAudio: { job, store, logger in
-                            try await transcriptions.run(job, store: store, logger: logger)
-                        },
-                        JobKind.storyText: storyJob, JobKind.storyScenes: storyJob, JobKind.storyNarration: storyJob,
-                        JobKind.storyIllustrations: storyJob,
-                        JobKind.purgeTranscript: { job, store, _ in
-                            guard let callID = Int(job.payload) else { return }
-                            try await store.deleteTranscript(callID: callID, now: options.clock())
-                        },
-                    ],
-                    pollInterval: configuration.jobPollInterval, concurrency: configuration.jobConcurrency, signal: jobSignal, clock: options.clock,
-                    logger: app.logger
-                ))
+            let runner = JobRunner(
+                handlers: [
+                    JobKind.scheduledCall: { job, store, logger in try await scheduled.run(job, store: store, logger: logger) },
+                    JobKind.reconcileCall: { job, store, logger in try await reconciliation.run(job, store: store, logger: logger) },
+                    JobKind.applyAppStoreNotification: { job, store, logger in
+                        try await notifications.run(job, store: store, logger: logger)
+                    },
+                    JobKind.conversationDigest: { job, store, logger in try await digests.run(job, store: store, logger: logger) },
+                    JobKind.deleteProviderVoice: { job, _, _ in try await services.messaging.cloner.deleteVoice(id: job.payload) },
+                    JobKind.classifyMessageUrgency: { job, store, logger in try await urgency.run(job, store: store, logger: logger) },
+                    JobKind.transcribeMessageAudio: { job, store, logger in
+                        try await transcriptions.run(job, store: store, logger: logger)
+                    },
+                    JobKind.storyText: storyJob, JobKind.storyScenes: storyJob, JobKind.storyNarration: storyJob,
+                    JobKind.storyIllustrations: storyJob,
+                    JobKind.purgeTranscript: { job, store, _ in
+                        guard let callID = Int(job.payload) else { return }
+                        try await store.deleteTranscript(callID: callID, now: options.clock())
+                    },
+                ],
+                pollInterval: configuration.jobPollInterval, concurrency: configuration.jobConcurrency, signal: jobSignal, clock: options.clock,
+                logger: app.logger
+            )
+            app.lifecycle.use(runner)
+            addQuiesceStep(app) { [unowned app] in await runner.shutdownAsync(app) }
         }
+    }
+
+    /// Stops the work that keeps connections to this server open or talks to it — the job runner, the sandbox's
+    /// simulated calls, the realtime WebSockets — so that stopping the HTTP server right after does not wait for
+    /// them. Idempotent; `asyncShutdown` does the same later anyway. Test harnesses and the benchmark call it before
+    /// `app.server.shutdown()`.
+    public static func quiesce(_ app: Application) async {
+        for step in app.storage[QuiesceSteps.self] ?? [] { await step() }
+    }
+
+    private struct QuiesceSteps: StorageKey {
+        typealias Value = [@Sendable () async -> Void]
+    }
+
+    private static func addQuiesceStep(_ app: Application, _ step: @escaping @Sendable () async -> Void) {
+        app.storage[QuiesceSteps.self] = (app.storage[QuiesceSteps.self] ?? []) + [step]
     }
 
     /// Runs the migrations alone (`chorus migrate`).

@@ -52,6 +52,7 @@ struct BenchServer: Sendable {
     }
 
     func stop() async {
+        await ChorusApp.quiesce(app)
         await app.server.shutdown()
         try? await app.asyncShutdown()
         try? FileManager.default.removeItem(at: directory)

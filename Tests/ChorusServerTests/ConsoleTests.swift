@@ -182,3 +182,72 @@ extension ConsoleTests {
         }
     }
 }
+
+extension ConsoleTests {
+    /// An admin signed in: the browser, its session cookie and the page's CSRF token.
+    static func operatorSession(_ server: TestServer) async throws -> (Browser, [String: String], String) {
+        let email = "ops-\(UUID().uuidString.prefix(6).lowercased())@chorus.test"
+        _ = try await server.register(email: email, password: "operator password")
+        try await setRole(server, email: email, role: "admin")
+        let browser = Browser(base: server.baseURL)
+        let session = try #require(try await browser.signIn(email: email, password: "operator%20password").session)
+        let page = try await browser.send(.GET, "/console", cookies: ["chorus_console": session])
+        let csrf = try #require(page.text.firstMatch(of: /name="csrf-token" content="([0-9a-f]+)"/)?.1).description
+        return (browser, ["chorus_console": session], csrf)
+    }
+
+    @Test("actions: grant calls, refund a call once under 10 concurrent refunds, run a failed job again; each audited", arguments: TestDatabase.all)
+    func actions(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database) { server in
+            let (browser, cookies, csrf) = try await Self.operatorSession(server)
+            defer { Task { await browser.shutdown() } }
+            let headers = [("X-CSRF-Token", csrf), ("Content-Type", "application/json")]
+            let user = try await server.register()
+            let userID = try #require(try CompactJWS.payload(user.accessToken)["sub"] as? String)
+
+            // Grant calls: an add-on allowance the user sees at once.
+            let badGrant = try await browser.send(.POST, "/console/api/users/\(userID)/grant-calls", cookies: cookies, headers: headers)
+            #expect(badGrant.status == 422)
+            var request = HTTPClientRequest(url: server.baseURL + "/console/api/users/\(userID)/grant-calls")
+            request.method = .POST
+            request.headers.add(name: "Cookie", value: "chorus_console=\(cookies["chorus_console"]!)")
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(ConsoleGrantCallsRequest(calls: 5, days: 30))))
+            let granted = try await browser.client.execute(request, timeout: .seconds(30))
+            #expect(granted.status == .ok)
+            #expect(try await server.usage(user.accessToken).addonCallsRemaining == 5)
+
+            // Refund: the user's trial call comes back exactly once however many operators press the button.
+            let call = try await server.request(
+                .POST, "/mobile/make-call", token: user.accessToken, json: MakeCallRequest(phoneNumber: "+14155550124", scenario: "default"))
+            #expect(call.status == 200, "\(call.text)")
+            let before = try await server.usage(user.accessToken).trialCallsRemaining
+            let callID = try #require(try await server.history(user.accessToken).callHistory.first?.id)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<10 {
+                    group.addTask { try await browser.send(.POST, "/console/api/calls/\(callID)/refund", cookies: cookies, headers: headers).status }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.sorted() == [200] + Array(repeating: 409, count: 9), "\(statuses)")
+            #expect(try await server.usage(user.accessToken).trialCallsRemaining == before + 1)
+            #expect(try await browser.send(.POST, "/console/api/calls/999999/refund", cookies: cookies, headers: headers).status == 404)
+
+            // A job that failed for good runs again when asked (and fails again: its kind has no handler).
+            let store = ChorusStore(sql: server.app.db as! any SQLDatabase, reader: nil, writeGate: WriteGate())
+            let jobID = try await store.enqueueJob(kind: "no_such_job", payload: "", runAt: Date(), now: Date())
+            try await server.eventually("the job fails") {
+                try await (server.app.db as! any SQLDatabase).raw("SELECT status FROM jobs WHERE id = \(bind: Int64(jobID))").first()?
+                    .decode(column: "status", as: String.self) == "failed"
+            }
+            let rerun = try await browser.send(.POST, "/console/api/jobs/\(jobID)/rerun", cookies: cookies, headers: headers)
+            #expect(rerun.status == 200, "\(rerun.text)")
+            #expect(try await browser.send(.POST, "/console/api/jobs/999999/rerun", cookies: cookies, headers: headers).status == 409)
+
+            let audit = try ChorusJSON.makeDecoder().decode(
+                ConsoleAuditDTO.self, from: Data(try await browser.send(.GET, "/console/api/audit", cookies: cookies).text.utf8))
+            #expect(audit.entries.map(\.action) == ["rerun_job", "refund_call", "grant_calls"])
+            #expect(audit.entries.map(\.target) == ["job:\(jobID)", "call:\(callID)", "user:\(userID)"])
+        }
+    }
+}

@@ -60,6 +60,7 @@ public final class LoopbackServer: Sendable {
     }
 
     public func stop() async {
+        await ChorusApp.quiesce(app)
         await app.server.shutdown()
         try? await app.asyncShutdown()
     }

@@ -205,3 +205,43 @@ extension ChorusStore {
         return figures
     }
 }
+
+/// The outcome of an operator's refund of a call.
+enum ConsoleRefund: Sendable, Equatable {
+    case refunded(userID: String)
+    /// The call is not charged (never charged, or refunded already).
+    case notCharged
+    case notFound
+}
+
+extension ChorusStore {
+    /// Gives a charged call back to the user's quota: the call's charge state moves `charged → refunded` with a
+    /// compare-and-set and its bucket gets the call back, in one transaction (of concurrent refunds one wins).
+    func refundCall(id: Int, now: Date) async throws -> ConsoleRefund {
+        try await writeTransaction { tx in
+            guard
+                let row = try await tx.sql.raw(
+                    """
+                    UPDATE calls SET charge_state = 'refunded', updated_at = \(bind: now.epochMillis)
+                    WHERE id = \(bind: Int64(id)) AND charge_state = 'charged' RETURNING user_id, bucket_key
+                    """
+                ).first()
+            else {
+                return try await tx.sql.raw("SELECT id FROM calls WHERE id = \(bind: Int64(id))").first() == nil ? .notFound : .notCharged
+            }
+            let userID = try row.string("user_id")
+            if let key = try row.optionalString("bucket_key") { try await tx.returnCall(toBucket: key, userID: userID) }
+            return .refunded(userID: userID)
+        }
+    }
+
+    /// Puts a failed job back in the queue, due now with its attempts reset; `false` when it is not failed.
+    func rerunFailedJob(id: Int, now: Date) async throws -> Bool {
+        try await sql.raw(
+            """
+            UPDATE jobs SET status = 'pending', attempts = 0, run_at = \(bind: now.epochMillis), last_error = NULL, updated_at = \(bind: now.epochMillis)
+            WHERE id = \(bind: Int64(id)) AND status = 'failed' RETURNING id
+            """
+        ).first() != nil
+    }
+}

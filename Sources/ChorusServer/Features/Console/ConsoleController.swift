@@ -29,6 +29,9 @@ struct ConsoleController: RouteCollection {
         authed.get("api", "overview", use: overview)
         authed.get("api", "audit", use: audit)
         authed.post("api", "users", ":user_id", "revoke-sessions", use: revokeSessions)
+        authed.post("api", "users", ":user_id", "grant-calls", use: grantCalls)
+        authed.post("api", "calls", ":call_id", "refund", use: refundCall)
+        authed.post("api", "jobs", ":job_id", "rerun", use: rerunJob)
     }
 
     // MARK: - Signing in
@@ -183,9 +186,63 @@ struct ConsoleController: RouteCollection {
         let now = services.now()
         let revoked = try await req.store.revokeAllSessions(userID: userID, now: now)
         let detail = "\(revoked) app session\(revoked == 1 ? "" : "s") revoked"
-        try await req.store.recordAudit(actor: operator_, action: "revoke_sessions", target: "user:\(userID)", detail: detail, now: now)
-        req.logger.notice("console action", metadata: ["action": "revoke_sessions", "target_user_id": .string(userID)])
+        try await audited(req, operator_, action: "revoke_sessions", target: "user:\(userID)", detail: detail)
         return try req.json(ConsoleActionResultDTO(action: "revoke_sessions", target: "user:\(userID)", detail: detail))
+    }
+
+    /// Adds calls to a user's quota: an add-on bucket of `calls` (1–100) valid `days` (1–365) from now. Audited.
+    @Sendable
+    func grantCalls(_ req: Request) async throws -> Response {
+        let operator_ = try req.consoleSession
+        let body = try req.decodeJSON(ConsoleGrantCallsRequest.self)
+        var errors: [FieldError] = []
+        if !(1...100).contains(body.calls) { errors.append(FieldError(field: "calls", message: "Use 1 to 100")) }
+        if !(1...365).contains(body.days) { errors.append(FieldError(field: "days", message: "Use 1 to 365")) }
+        guard errors.isEmpty else { throw APIError.validation(summary: "The grant is not valid", errors: errors) }
+        guard let userID = req.parameters.get("user_id"), try await req.store.userExists(id: userID) else {
+            throw APIError.notFound("User not found")
+        }
+        let now = services.now()
+        let bucket = QuotaBucket(
+            key: QuotaBucket.addonKey(transactionID: "console-\(UUID().uuidString.lowercased())"), kind: .addon, periodStart: now,
+            periodEnd: now.addingTimeInterval(Double(body.days) * 86_400), capacity: body.calls, used: 0)
+        try await req.store.insertBucket(bucket, userID: userID)
+        let detail = "\(body.calls) call\(body.calls == 1 ? "" : "s") for \(body.days) day\(body.days == 1 ? "" : "s")"
+        try await audited(req, operator_, action: "grant_calls", target: "user:\(userID)", detail: detail)
+        return try req.json(ConsoleActionResultDTO(action: "grant_calls", target: "user:\(userID)", detail: detail))
+    }
+
+    /// Gives a charged call back to its user's quota (once: concurrent refunds of one call refund it once). Audited.
+    @Sendable
+    func refundCall(_ req: Request) async throws -> Response {
+        let operator_ = try req.consoleSession
+        guard let id = req.parameters.get("call_id", as: Int.self) else { throw APIError.notFound("Call not found") }
+        switch try await req.store.refundCall(id: id, now: services.now()) {
+        case .notFound: throw APIError.notFound("Call not found")
+        case .notCharged: throw APIError.detail(.conflict, "This call is not charged (never charged, or refunded already)")
+        case .refunded(let userID):
+            let detail = "1 call returned to user \(userID)"
+            try await audited(req, operator_, action: "refund_call", target: "call:\(id)", detail: detail)
+            return try req.json(ConsoleActionResultDTO(action: "refund_call", target: "call:\(id)", detail: detail))
+        }
+    }
+
+    /// Runs a failed job again, now, with its attempts reset. Audited.
+    @Sendable
+    func rerunJob(_ req: Request) async throws -> Response {
+        let operator_ = try req.consoleSession
+        guard let id = req.parameters.get("job_id", as: Int.self) else { throw APIError.notFound("Job not found") }
+        guard try await req.store.rerunFailedJob(id: id, now: services.now()) else {
+            throw APIError.detail(.conflict, "Only a failed job can be run again")
+        }
+        services.jobSignal.notify()
+        try await audited(req, operator_, action: "rerun_job", target: "job:\(id)", detail: "queued")
+        return try req.json(ConsoleActionResultDTO(action: "rerun_job", target: "job:\(id)", detail: "queued"))
+    }
+
+    private func audited(_ req: Request, _ operator_: ConsoleSession, action: String, target: String, detail: String) async throws {
+        try await req.store.recordAudit(actor: operator_, action: action, target: target, detail: detail, now: services.now())
+        req.logger.notice("console action", metadata: ["action": .string(action), "target": .string(target), "operator": .string(operator_.userID)])
     }
 
     // MARK: - Helpers

@@ -97,9 +97,18 @@ enum ConsolePages {
                 <h2>Spend per day (last 14 days, USD)</h2><div id="spend-chart" role="img" aria-label="Provider spend per day over the last 14 days"></div></section>
                 <section aria-labelledby="jobs-h"><h2 id="jobs-h">Jobs</h2><dl id="jobs"></dl></section>
                 <section aria-labelledby="appstore-h"><h2 id="appstore-h">App Store notifications</h2><dl id="appstore"></dl></section>
-                <section aria-labelledby="actions-h"><h2 id="actions-h">Sign a user out everywhere</h2>
-                <form id="revoke"><label for="revoke-user">User id</label><input id="revoke-user" name="user_id" required>
-                <button type="submit">Revoke sessions</button></form><p id="revoke-result" role="status"></p></section>
+                <section aria-labelledby="actions-h"><h2 id="actions-h">Actions</h2>
+                <form class="action" data-path="/console/api/users/{id}/revoke-sessions"><label for="revoke-user">Sign a user out everywhere: user id</label>
+                <input id="revoke-user" name="id" required><button type="submit">Revoke sessions</button></form>
+                <form class="action" data-path="/console/api/users/{id}/grant-calls"><label for="grant-user">Grant calls: user id</label>
+                <input id="grant-user" name="id" required><label for="grant-calls">Calls</label><input id="grant-calls" name="calls" type="number" min="1" max="100" value="1" required>
+                <label for="grant-days">Valid for days</label><input id="grant-days" name="days" type="number" min="1" max="365" value="30" required>
+                <button type="submit">Grant calls</button></form>
+                <form class="action" data-path="/console/api/calls/{id}/refund"><label for="refund-call">Refund a call: call id</label>
+                <input id="refund-call" name="id" type="number" min="1" required><button type="submit">Refund</button></form>
+                <form class="action" data-path="/console/api/jobs/{id}/rerun"><label for="rerun-job">Run a failed job again: job id</label>
+                <input id="rerun-job" name="id" type="number" min="1" required><button type="submit">Run again</button></form>
+                <p id="action-result" role="status"></p></section>
                 <section aria-labelledby="audit-h"><h2 id="audit-h">Audit log</h2><ul id="audit"></ul></section>
                 </main>
                 """,
@@ -165,15 +174,22 @@ enum ConsolePages {
             const li = document.createElement('li'); li.textContent = `${e.created_at} ${e.actor}: ${e.action} ${e.target} (${e.detail ?? ''})`; return li;
           }));
         }
-        document.getElementById('revoke').addEventListener('submit', async (event) => {
-          event.preventDefault();
-          const user = document.getElementById('revoke-user').value.trim();
-          const response = await fetch(`/console/api/users/${encodeURIComponent(user)}/revoke-sessions`, {
-            method: 'POST', credentials: 'same-origin', headers: { 'X-CSRF-Token': csrf } });
-          const body = await response.json();
-          document.getElementById('revoke-result').textContent = response.ok ? body.detail : body.detail ?? `HTTP ${response.status}`;
-          refresh();
-        });
+        for (const form of document.querySelectorAll('form.action')) {
+          form.addEventListener('submit', async (event) => {
+            event.preventDefault();
+            const data = new FormData(form);
+            const path = form.dataset.path.replace('{id}', encodeURIComponent(String(data.get('id')).trim()));
+            data.delete('id');
+            const fields = Object.fromEntries([...data.entries()].map(([k, v]) => [k, Number(v)]));
+            const response = await fetch(path, {
+              method: 'POST', credentials: 'same-origin',
+              headers: { 'X-CSRF-Token': csrf, 'Content-Type': 'application/json' },
+              body: Object.keys(fields).length ? JSON.stringify(fields) : undefined });
+            const body = await response.json();
+            document.getElementById('action-result').textContent = response.ok ? body.detail : (body.detail ?? `HTTP ${response.status}`);
+            refresh();
+          });
+        }
         refresh();
         setInterval(refresh, 5000);
         """
