@@ -315,6 +315,11 @@ public enum ChorusApp {
             app.lifecycle.use(runner)
             addQuiesceStep(app) { [unowned app] in await runner.shutdownAsync(app) }
         }
+        // Last: what the steps above left running (a call's outcome being saved, presence being announced).
+        addQuiesceStep(app) { await services.background.drain() }
+        // Registered last, so it runs first when the application shuts down: the steps above in their order, before
+        // any connection pool closes.
+        app.lifecycle.use(QuiesceOnShutdown())
     }
 
     /// Stops the work that keeps connections to this server open or talks to it — the job runner, the sandbox's
@@ -406,6 +411,13 @@ private struct RealtimeShutdown: LifecycleHandler {
 
     func shutdownAsync(_ application: Application) async {
         await hub.closeAll()
+    }
+}
+
+/// Runs ``ChorusApp/quiesce(_:)`` first when the application shuts down.
+private struct QuiesceOnShutdown: LifecycleHandler {
+    func shutdownAsync(_ application: Application) async {
+        await ChorusApp.quiesce(application)
     }
 }
 

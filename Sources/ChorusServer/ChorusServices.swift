@@ -37,6 +37,8 @@ struct ChorusServices: Sendable {
     let stories: StoriesServices
     /// Wakes the job runner when work is enqueued.
     let jobSignal: JobSignal
+    /// Work that finishes on its own after a request or connection ended; drained before shutdown.
+    let background = BackgroundWork()
 
     /// The database as seen from `eventLoop`.
     func store(_ database: any SQLDatabase, on eventLoop: any EventLoop) -> ChorusStore {

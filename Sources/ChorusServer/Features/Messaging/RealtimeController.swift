@@ -25,14 +25,14 @@ struct RealtimeController: RouteCollection {
             let hub = services.messaging.hub
             let (connectionID, first) = hub.add(socket, userID: user.id)
             if first {
-                Task { await Self.announcePresence(of: user.id, online: true, services: services, store: store) }
+                services.background.track { await Self.announcePresence(of: user.id, online: true, services: services, store: store) }
             }
             socket.onText { socket, text in
                 await Self.handle(text, from: user.id, socket: socket, services: services, store: store)
             }
             socket.onClose.whenComplete { _ in
                 if hub.remove(connectionID, userID: user.id) {
-                    Task { await Self.announcePresence(of: user.id, online: false, services: services, store: store) }
+                    services.background.track { await Self.announcePresence(of: user.id, online: false, services: services, store: store) }
                 }
                 logger.debug("realtime socket closed")
             }

@@ -125,7 +125,7 @@ final class MediaStreamBridge: @unchecked Sendable {
             reject("start frame without a call token")
             return
         }
-        Task {
+        services.background.track { [self] in
             do {
                 guard let call = try await store.claimStream(tokenHash: Self.hash(token), now: services.now()) else {
                     reject("invalid or already used call token")
@@ -332,7 +332,7 @@ final class MediaStreamBridge: @unchecked Sendable {
         logger[metadataKey: "call_id"] = .stringConvertible(call.id)
         logger.info("media stream ended", metadata: ["reason": .string(reason.rawValue)])
         let services = services
-        Task {
+        services.background.track { [logger] in
             if reason != .calleeHangup, let sid = call.callSid {
                 do {
                     try await services.telephony.hangUp(callSid: sid)
