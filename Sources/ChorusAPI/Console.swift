@@ -204,3 +204,69 @@ public struct ConsoleGrantCallsRequest: Codable, Sendable, Equatable {
         self.days = days
     }
 }
+
+/// `GET /console/api/users/{user_id}`: an account as an operator sees it. No password; phone numbers masked.
+public struct ConsoleUserDTO: Codable, Sendable, Equatable {
+    public var id: String
+    public var email: String
+    public var role: String
+    public var createdAt: Date
+    /// What the app's usage screen shows the user.
+    public var usage: UsageStatsResponse
+    public var subscriptions: [ConsoleSubscriptionDTO]
+    /// The 20 most recent calls, numbers masked.
+    public var recentCalls: [CallHistoryItem]
+    public var totalCalls: Int
+    /// AI provider consumption this month (UTC).
+    public var providerUsage: [UsageItem]
+
+    public init(
+        id: String, email: String, role: String, createdAt: Date, usage: UsageStatsResponse, subscriptions: [ConsoleSubscriptionDTO],
+        recentCalls: [CallHistoryItem], totalCalls: Int, providerUsage: [UsageItem]
+    ) {
+        self.id = id
+        self.email = email
+        self.role = role
+        self.createdAt = createdAt
+        self.usage = usage
+        self.subscriptions = subscriptions
+        self.recentCalls = recentCalls
+        self.totalCalls = totalCalls
+        self.providerUsage = providerUsage
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, email, role, usage, subscriptions
+        case createdAt = "created_at"
+        case recentCalls = "recent_calls"
+        case totalCalls = "total_calls"
+        case providerUsage = "provider_usage"
+    }
+}
+
+/// One App Store subscription of an account.
+public struct ConsoleSubscriptionDTO: Codable, Sendable, Equatable {
+    public var productID: String
+    public var tier: String?
+    public var purchaseDate: Date
+    public var expiresAt: Date
+    public var willRenew: Bool
+    public var active: Bool
+
+    public init(productID: String, tier: String?, purchaseDate: Date, expiresAt: Date, willRenew: Bool, active: Bool) {
+        self.productID = productID
+        self.tier = tier
+        self.purchaseDate = purchaseDate
+        self.expiresAt = expiresAt
+        self.willRenew = willRenew
+        self.active = active
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case tier, active
+        case productID = "product_id"
+        case purchaseDate = "purchase_date"
+        case expiresAt = "expires_at"
+        case willRenew = "will_renew"
+    }
+}

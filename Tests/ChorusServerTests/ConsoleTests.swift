@@ -115,6 +115,20 @@ struct ConsoleTests {
             #expect(
                 Set(overview.spend.map(\.feature)) == ["calls", "voice_messages", "stories"] && overview.spend.allSatisfy { $0.perDay.count == 14 })
 
+            // Drill-down: the account (no password, masked numbers) and its call.
+            let userID0 = try #require(try CompactJWS.payload(user.accessToken)["sub"] as? String)
+            let detail = try await browser.send(.GET, "/console/api/users/\(userID0)", cookies: cookies)
+            #expect(detail.status == 200 && !detail.text.contains("password") && !detail.text.contains("+14155550123"), "\(detail.text)")
+            let account = try ChorusJSON.makeDecoder().decode(ConsoleUserDTO.self, from: Data(detail.text.utf8))
+            #expect(account.email == userEmail && account.role == "user" && account.totalCalls == 1 && account.usage.trialCallsUsed == 1)
+            #expect(account.recentCalls.first?.phoneNumber == "+14•••••••23")
+            let callID = try #require(account.recentCalls.first?.id)
+            let callDetail = try ChorusJSON.makeDecoder().decode(
+                CallDetailResponse.self, from: Data(try await browser.send(.GET, "/console/api/calls/\(callID)", cookies: cookies).text.utf8))
+            #expect(callDetail.call.phoneNumber == "+14•••••••23" && callDetail.call.id == callID)
+            #expect(try await browser.send(.GET, "/console/api/users/nobody", cookies: cookies).status == 404)
+            #expect(try await browser.send(.GET, "/console/api/stories/nothing", cookies: cookies).status == 404)
+
             // An action: refused without the CSRF token, done and audited with it; the user's refresh token stops working.
             let userID = try #require(try CompactJWS.payload(user.accessToken)["sub"] as? String)
             let path = "/console/api/users/\(userID)/revoke-sessions"

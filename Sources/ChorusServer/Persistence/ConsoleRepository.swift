@@ -245,3 +245,12 @@ extension ChorusStore {
         ).first() != nil
     }
 }
+
+extension ChorusStore {
+    /// An account's id, email, role and creation time (never its password hash).
+    func consoleUser(id: String) async throws -> (email: String, role: String, createdAt: Date)? {
+        try await reader.raw("SELECT email, role, created_at FROM users WHERE id = \(bind: id)").first().map {
+            (try $0.string("email"), try $0.string("role"), try $0.date("created_at"))
+        }
+    }
+}

@@ -171,11 +171,17 @@ struct CallsController: RouteCollection {
     func call(_ req: Request) async throws -> Response {
         let user = try req.user
         guard let sid = req.parameters.get("call_sid"), let call = try await req.store.call(sid: sid, userID: user.id),
-            let item = call.historyItem
+            let detail = try await Self.detail(call, store: req.store)
         else { throw APIError.notFound("Call not found") }
+        return try req.json(detail)
+    }
+
+    /// A call with its timeline, transcript (unless deleted) and latency figures; `nil` for a call not placed yet.
+    static func detail(_ call: CallRecord, store: ChorusStore) async throws -> CallDetailResponse? {
+        guard let item = call.historyItem else { return nil }
         let transcript =
             call.transcriptDeletedAt == nil
-            ? try await req.store.transcript(callID: call.id).map {
+            ? try await store.transcript(callID: call.id).map {
                 CallTranscriptLine(speaker: $0.speaker, text: $0.text, atMs: $0.atMilliseconds, interrupted: $0.interrupted)
             } : nil
         let latency = call.bridgeReason.map { _ in
@@ -183,10 +189,9 @@ struct CallsController: RouteCollection {
                 firstAudioMs: call.firstAudioMilliseconds, turnP50Ms: call.turnLatencyP50Milliseconds,
                 turnP90Ms: call.turnLatencyP90Milliseconds, turns: call.turns ?? 0)
         }
-        return try req.json(
-            CallDetailResponse(
-                call: item, answeredAt: call.answeredAt, endedAt: call.endedAt, transcript: transcript,
-                transcriptDeletedAt: call.transcriptDeletedAt, latency: latency, bargeIns: call.bargeIns))
+        return CallDetailResponse(
+            call: item, answeredAt: call.answeredAt, endedAt: call.endedAt, transcript: transcript,
+            transcriptDeletedAt: call.transcriptDeletedAt, latency: latency, bargeIns: call.bargeIns)
     }
 
     /// Deletes the call's transcript (its owner only); the call itself stays in the history.

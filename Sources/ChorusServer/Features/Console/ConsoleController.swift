@@ -28,6 +28,9 @@ struct ConsoleController: RouteCollection {
         authed.post("logout", use: logout)
         authed.get("api", "overview", use: overview)
         authed.get("api", "audit", use: audit)
+        authed.get("api", "users", ":user_id", use: user)
+        authed.get("api", "calls", ":call_id", use: call)
+        authed.get("api", "stories", ":story_id", use: story)
         authed.post("api", "users", ":user_id", "revoke-sessions", use: revokeSessions)
         authed.post("api", "users", ":user_id", "grant-calls", use: grantCalls)
         authed.post("api", "calls", ":call_id", "refund", use: refundCall)
@@ -173,6 +176,71 @@ struct ConsoleController: RouteCollection {
             ConsoleAuditEntryDTO(id: $0.id, actor: $0.actorEmail, action: $0.action, target: $0.target, detail: $0.detail, createdAt: $0.createdAt)
         }
         return try req.json(ConsoleAuditDTO(entries: entries))
+    }
+
+    // MARK: - Drill-down
+
+    /// An account: role, the app's usage figures, subscriptions, recent calls (numbers masked), this month's AI
+    /// consumption. Never the password hash.
+    @Sendable
+    func user(_ req: Request) async throws -> Response {
+        guard let id = req.parameters.get("user_id"), let account = try await req.store.consoleUser(id: id) else {
+            throw APIError.notFound("User not found")
+        }
+        let now = services.now()
+        let placement = CallPlacement(services: services, store: req.store, logger: req.logger)
+        let usageAccount = try await placement.account(userID: id)
+        let position = services.policy.position(of: usageAccount, at: now)
+        let windows = UsageWindows.of(position, registeredAt: usageAccount.registeredAt)
+        let tally = try await req.store.callTally(userID: id, windows: windows)
+        let subscriptions = try await req.store.subscriptions(userID: id).map { record in
+            ConsoleSubscriptionDTO(
+                productID: record.snapshot.productID, tier: services.entitlements.tier(of: record.snapshot.productID)?.rawValue,
+                purchaseDate: record.snapshot.purchaseDate, expiresAt: record.snapshot.expiresAt, willRenew: record.snapshot.willRenew,
+                active: services.entitlements.entitlement(record.snapshot, at: now)?.isActive ?? false)
+        }
+        let history = try await req.store.callHistory(userID: id, limit: 20)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let month = calendar.dateInterval(of: .month, for: now)?.start ?? now
+        return try req.json(
+            ConsoleUserDTO(
+                id: id, email: account.email, role: account.role, createdAt: account.createdAt,
+                usage: UsageReport.usageStats(position, account: usageAccount, windows: windows, tally: tally), subscriptions: subscriptions,
+                recentCalls: history.calls.compactMap(\.historyItem).map(Self.masked), totalCalls: history.total,
+                providerUsage: try await req.store.usageTotals(userID: id, since: month).map(UsageItem.init)))
+    }
+
+    /// A call: timeline, ended reason, transcript, latency figures; the number masked.
+    @Sendable
+    func call(_ req: Request) async throws -> Response {
+        guard let id = req.parameters.get("call_id", as: Int.self), let record = try await req.store.call(id: id),
+            var detail = try await CallsController.detail(record, store: req.store)
+        else { throw APIError.notFound("Call not found") }
+        detail.call = Self.masked(detail.call)
+        return try req.json(detail)
+    }
+
+    /// A story: its stages, text, scenes, files and costs.
+    @Sendable
+    func story(_ req: Request) async throws -> Response {
+        guard let id = req.parameters.get("story_id"), let record = try await req.store.story(id: id, userID: nil), record.cancelledAt == nil else {
+            throw APIError.notFound("Story not found")
+        }
+        return try req.json(try await services.storyDTO(record, store: req.store))
+    }
+
+    static func masked(_ item: CallHistoryItem) -> CallHistoryItem {
+        var item = item
+        item.phoneNumber = maskPhoneNumber(item.phoneNumber)
+        return item
+    }
+
+    /// `+14155550123` → `+14•••••••23`: the country code's first digits and the last two stay.
+    static func maskPhoneNumber(_ number: String) -> String {
+        let characters = Array(number)
+        guard characters.count > 5 else { return String(repeating: "•", count: characters.count) }
+        return String(characters.prefix(3)) + String(repeating: "•", count: characters.count - 5) + String(characters.suffix(2))
     }
 
     /// Signs a user out everywhere: their app sessions (refresh tokens; access tokens end within their 15-minute

@@ -20,7 +20,7 @@ enum ConsolePages {
         dl { display: grid; grid-template-columns: 1fr auto; gap: .25rem 1rem; margin: 0; } dd { margin: 0; font-variant-numeric: tabular-nums; font-weight: 600; }
         .muted { color: var(--muted); } .bad { color: var(--bad); }
         label { display: block; margin: .5rem 0 .25rem; }
-        input { font: inherit; padding: .5rem; width: 100%; border-radius: .5rem; border: 1px solid #8888; background: var(--bg); color: var(--fg); }
+        input, select { font: inherit; padding: .5rem; width: 100%; border-radius: .5rem; border: 1px solid #8888; background: var(--bg); color: var(--fg); }
         button { font: inherit; padding: .5rem 1rem; border-radius: .5rem; border: 0; background: var(--accent); color: #fff; cursor: pointer; margin-top: .75rem; }
         button:focus-visible, input:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
         svg { width: 100%; height: auto; } .bar { fill: var(--accent); } .axis { stroke: var(--muted); stroke-width: 1; }
@@ -109,6 +109,11 @@ enum ConsolePages {
                 <form class="action" data-path="/console/api/jobs/{id}/rerun"><label for="rerun-job">Run a failed job again: job id</label>
                 <input id="rerun-job" name="id" type="number" min="1" required><button type="submit">Run again</button></form>
                 <p id="action-result" role="status"></p></section>
+                <section aria-labelledby="look-h"><h2 id="look-h">Look up</h2>
+                <form id="lookup"><label for="lookup-kind">What</label>
+                <select id="lookup-kind" name="kind"><option value="users">User</option><option value="calls">Call</option><option value="stories">Story</option></select>
+                <label for="lookup-id">Id</label><input id="lookup-id" name="id" required><button type="submit">Show</button></form>
+                <pre id="lookup-result" role="status" style="white-space: pre-wrap; overflow-wrap: anywhere"></pre></section>
                 <section aria-labelledby="audit-h"><h2 id="audit-h">Audit log</h2><ul id="audit"></ul></section>
                 </main>
                 """,
@@ -190,6 +195,14 @@ enum ConsolePages {
             refresh();
           });
         }
+        document.getElementById('lookup').addEventListener('submit', async (event) => {
+          event.preventDefault();
+          const kind = document.getElementById('lookup-kind').value;
+          const id = encodeURIComponent(document.getElementById('lookup-id').value.trim());
+          const response = await fetch(`/console/api/${kind}/${id}`, { credentials: 'same-origin' });
+          const body = await response.json();
+          document.getElementById('lookup-result').textContent = response.ok ? JSON.stringify(body, null, 2) : (body.detail ?? `HTTP ${response.status}`);
+        });
         refresh();
         setInterval(refresh, 5000);
         """
