@@ -217,7 +217,8 @@ public enum ChorusApp {
             moderator: storySettings.moderationModel == nil
                 ? nil : MeteredModerator(base: OpenAIModerator(connection: openAIConnection), provider: openAIName, meter: storyMeter),
             meter: storyMeter, blobs: blobs,
-            files: AudioURLSigner(secret: "stories|" + secret, lifetime: configuration.voiceMessages.audioURLLifetime))
+            files: AudioURLSigner(secret: "stories|" + secret, lifetime: configuration.voiceMessages.audioURLLifetime),
+            publicURL: configuration.publicURL)
         let jobSignal = JobSignal()
 
         let services = ChorusServices(

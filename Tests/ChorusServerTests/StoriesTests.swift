@@ -41,6 +41,12 @@ struct StoriesTests {
 
     static func finished(_ story: StoryDTO) -> Bool { story.stages.isFinished }
 
+    /// The path and query of an absolute URL of this server.
+    static func path(_ server: TestServer, _ url: String) -> String {
+        #expect(url.hasPrefix(server.baseURL), "\(url) is an absolute URL of the server")
+        return String(url.dropFirst(server.baseURL.count))
+    }
+
     static func setFaults(_ server: TestServer, _ json: String) async throws {
         let reply = try await server.request(.PUT, "/sandbox/openai/behavior", body: Data(json.utf8), headers: [("Content-Type", "application/json")])
         #expect(reply.status == 200, "\(reply.text)")
@@ -56,7 +62,7 @@ struct StoriesTests {
             let avatar = try await server.request(.POST, "/heroes/\(hero.id)/avatar", token: mia.token).decode(HeroDTO.self)
             let avatarURL = try #require(avatar.avatarURL)
             #expect(avatar.visualProfile?.hairColor == "red" && avatar.visualProfile?.eyeColor == "green")
-            let png = try await server.request(.GET, avatarURL)
+            let png = try await server.request(.GET, Self.path(server, avatarURL))
             #expect(png.status == 200 && png.body.prefix(4) == Data([0x89, 0x50, 0x4E, 0x47]))
 
             let id = try await Self.create(server, mia, hero: hero.id, minutes: 10, illustrations: 8)
@@ -90,7 +96,7 @@ struct StoriesTests {
             #expect(content.count > 4_096 && audio.partsTotal == audio.parts.count && audio.parts.count >= 3)
             let sum = audio.parts.reduce(0) { $0 + $1.durationSeconds }
             #expect(abs((audio.durationSeconds ?? 0) - sum) < 0.01, "\(audio.durationSeconds ?? 0) vs \(sum)")
-            let ranged = try await server.request(.GET, try #require(audio.url), headers: [("Range", "bytes=0-99")])
+            let ranged = try await server.request(.GET, Self.path(server, try #require(audio.url)), headers: [("Range", "bytes=0-99")])
             #expect(ranged.status == 206 && ranged.body.count == 100)
 
             // Eight scenes with timestamps from the narration, increasing and within it; eight pictures.
@@ -100,7 +106,9 @@ struct StoriesTests {
             #expect(story.illustrations.count == 8 && story.illustrations.allSatisfy { $0.status == "succeeded" && $0.url != nil })
             #expect(story.illustrations.map(\.timestampSeconds) == story.scenes.map(\.timestampSeconds))
             var pictures = Set<Data>()
-            for illustration in story.illustrations { pictures.insert(try await server.request(.GET, try #require(illustration.url)).body) }
+            for illustration in story.illustrations {
+                pictures.insert(try await server.request(.GET, Self.path(server, try #require(illustration.url))).body)
+            }
             #expect(pictures.count == 8, "every scene has its own picture")
 
             // Every picture prompt carried the hero's visual profile, extracted once and cached on the hero.
@@ -126,7 +134,7 @@ struct StoriesTests {
             #expect(try await server.request(.GET, "/stories", token: stranger.token).decode(StoriesPage.self).stories.isEmpty)
             var forged = try #require(story.illustrations.first?.url)
             forged = forged.replacingOccurrences(of: "illustration-1", with: "illustration-2")
-            #expect(try await server.request(.GET, forged).status == 403)
+            #expect(try await server.request(.GET, Self.path(server, forged)).status == 403)
         }
     }
 
@@ -240,7 +248,7 @@ struct StoriesTests {
             #expect(counted["audio/speech"] as? Int == later["audio/speech"] as? Int, "\(counted) → \(later)")
             #expect(counted["images/generations"] as? Int == later["images/generations"] as? Int)
             #expect(try await server.request(.GET, "/stories/\(id)", token: parent.token).status == 404)
-            #expect(try await server.request(.GET, partURL).status == 404)
+            #expect(try await server.request(.GET, Self.path(server, partURL)).status == 404)
             #expect(try await server.request(.DELETE, "/stories/\(id)", token: parent.token).status == 404)
         }
     }

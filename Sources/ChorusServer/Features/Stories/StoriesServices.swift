@@ -18,8 +18,10 @@ struct StoriesServices: Sendable {
     let moderator: (any ContentModerator)?
     let meter: UsageMeter
     let blobs: any BlobStore
-    /// Signs file URLs (`/stories/files/{key}?expires=…&signature=…`).
+    /// Signs file URLs (`<public URL>/stories/files/{key}?expires=…&signature=…`).
     let files: AudioURLSigner
+    /// The server as the outside world sees it (`CHORUS_PUBLIC_URL`), the base of file URLs.
+    let publicURL: URL
     let filter = ContentPolicyFilter.standard
 
     /// The user's illustration limit: premium with an active plan.
@@ -45,9 +47,10 @@ struct StoriesServices: Sendable {
         return filtered
     }
 
-    /// A signed URL of a story file.
+    /// The absolute, signed URL of a story or hero file.
     func fileURL(_ key: String, now: Date) -> String {
-        "/stories/files/\(key)?" + files.query(id: key, now: now)
+        let base = publicURL.absoluteString.hasSuffix("/") ? String(publicURL.absoluteString.dropLast()) : publicURL.absoluteString
+        return base + "/stories/files/\(key)?" + files.query(id: key, now: now)
     }
 }
 
