@@ -66,9 +66,9 @@ struct AuthController: RouteCollection {
     func refresh(_ req: Request) async throws -> Response {
         let body = try req.decodeJSON(RefreshRequest.self)
         let now = services.now()
-        switch try await req.store.rotateRefreshToken(hash: TokenIssuer.hash(refreshToken: body.refreshToken), now: now) {
+        switch try await req.store.rotateRefreshToken(hash: TokenIssuer.hash(opaqueToken: body.refreshToken), now: now) {
         case .rotated(let userID, let familyID):
-            let (token, hash) = TokenIssuer.newRefreshToken()
+            let (token, hash) = TokenIssuer.newOpaqueToken()
             try await req.store.insertRefreshToken(
                 hash: hash, userID: userID, familyID: familyID, now: now, expiresAt: now.addingTimeInterval(services.tokens.refreshTokenLifetime)
             )
@@ -88,7 +88,7 @@ struct AuthController: RouteCollection {
         let now = services.now()
         let body = try req.decodeOptionalJSON(LogoutRequest.self)
         if let token = body?.refreshToken {
-            _ = try await req.store.revokeFamily(ofToken: TokenIssuer.hash(refreshToken: token), userID: user.id, now: now)
+            _ = try await req.store.revokeFamily(ofToken: TokenIssuer.hash(opaqueToken: token), userID: user.id, now: now)
         } else {
             try await req.store.revokeFamily(user.sessionID, now: now)
         }
@@ -98,7 +98,7 @@ struct AuthController: RouteCollection {
     private func issueTokens(for userID: String, req: Request) async throws -> Response {
         let now = services.now()
         let familyID = UUID().uuidString.lowercased()
-        let (token, hash) = TokenIssuer.newRefreshToken()
+        let (token, hash) = TokenIssuer.newOpaqueToken()
         try await req.store.startRefreshFamily(
             familyID: familyID, userID: userID, tokenHash: hash, now: now, expiresAt: now.addingTimeInterval(services.tokens.refreshTokenLifetime)
         )

@@ -65,16 +65,16 @@ struct TokenIssuer: Sendable {
         return claims
     }
 
-    /// A new opaque refresh token and the hash that is stored.
-    static func newRefreshToken() -> (token: String, hash: String) {
+    /// A new opaque token (256 random bits, base64url) and the hash that is stored: refresh tokens, console sessions.
+    static func newOpaqueToken() -> (token: String, hash: String) {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let token = Data(bytes).base64URLEncoded()
-        return (token, hash(refreshToken: token))
+        return (token, hash(opaqueToken: token))
     }
 
-    static func hash(refreshToken: String) -> String {
-        SHA256.hash(data: Data(refreshToken.utf8)).map { String(format: "%02x", $0) }.joined()
+    static func hash(opaqueToken: String) -> String {
+        SHA256.hash(data: Data(opaqueToken.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 }
 

@@ -41,7 +41,7 @@ struct ConsoleController: RouteCollection {
 
     @Sendable
     func loginPage(_ req: Request) async throws -> Response {
-        let token = Self.randomToken()
+        let token = ChorusApp.randomHex(64)
         let response = Self.html(ConsolePages.login(csrfToken: token, message: req.query[String.self, at: "message"]))
         response.cookies[Self.loginCookie] = cookie(token, maxAge: 600)
         return response
@@ -76,10 +76,10 @@ struct ConsoleController: RouteCollection {
             req.logger.notice("console sign-in refused: not an admin", metadata: ["user_id": .string(user.id)])
             return Self.html(ConsolePages.message("This account is not an administrator of the console."), status: .forbidden)
         }
-        let token = Self.randomToken()
+        let (token, tokenHash) = TokenIssuer.newOpaqueToken()
         let now = services.now()
         try await req.store.createConsoleSession(
-            tokenHash: Self.hash(token), userID: user.id, csrfToken: Self.randomToken(), now: now,
+            tokenHash: tokenHash, userID: user.id, csrfToken: ChorusApp.randomHex(64), now: now,
             expiresAt: now.addingTimeInterval(Self.sessionLifetime))
         req.logger.notice("console sign-in", metadata: ["user_id": .string(user.id)])
         let response = Self.redirect("/console")
@@ -90,7 +90,9 @@ struct ConsoleController: RouteCollection {
 
     @Sendable
     func logout(_ req: Request) async throws -> Response {
-        if let token = req.cookies[Self.sessionCookie]?.string { try await req.store.deleteConsoleSession(tokenHash: Self.hash(token)) }
+        if let token = req.cookies[Self.sessionCookie]?.string {
+            try await req.store.deleteConsoleSession(tokenHash: TokenIssuer.hash(opaqueToken: token))
+        }
         let response = Self.redirect("/console/login")
         response.cookies[Self.sessionCookie] = cookie("", maxAge: 0)
         return response
@@ -315,15 +317,6 @@ struct ConsoleController: RouteCollection {
 
     // MARK: - Helpers
 
-    static func randomToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
-    }
-
-    static func hash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
-    }
-
     static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
         let left = Array(lhs.utf8)
         let right = Array(rhs.utf8)
@@ -356,7 +349,7 @@ struct ConsoleAuthenticator: AsyncMiddleware {
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let wantsPage = request.method == .GET && !request.url.path.hasPrefix("/console/api")
         guard let token = request.cookies[ConsoleController.sessionCookie]?.string, !token.isEmpty,
-            let (session, admin) = try await request.store.consoleSession(tokenHash: ConsoleController.hash(token), now: services.now())
+            let (session, admin) = try await request.store.consoleSession(tokenHash: TokenIssuer.hash(opaqueToken: token), now: services.now())
         else {
             if wantsPage { return ConsoleController.redirect("/console/login") }
             throw APIError.detail(.unauthorized, "Sign in to the console first")

@@ -265,13 +265,13 @@ struct StoryPipeline: Sendable {
                 }
                 try await store.insertIllustrations(storyID: story.id, items)
             }
-            let todo = try await store.illustrations(storyID: story.id).filter { item in
+            let remaining = try await store.illustrations(storyID: story.id).filter { item in
                 if let only { return item.number == only }
                 return item.status == "pending" || item.status == "running"
             }
             let settings = stories.settings
-            for (index, batch) in stride(from: 0, to: todo.count, by: settings.illustrationBatchSize).map({
-                Array(todo[$0..<min(todo.count, $0 + settings.illustrationBatchSize)])
+            for (index, batch) in stride(from: 0, to: remaining.count, by: settings.illustrationBatchSize).map({
+                Array(remaining[$0..<min(remaining.count, $0 + settings.illustrationBatchSize)])
             }).enumerated() {
                 if index > 0 { try await Task.sleep(for: .milliseconds(Int(settings.illustrationBatchSpacing * 1000))) }
                 try await withThrowingTaskGroup(of: Void.self) { group in
