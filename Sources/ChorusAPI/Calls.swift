@@ -355,3 +355,40 @@ public struct CallDetailResponse: Codable, Sendable, Equatable {
         try c.encode(bargeIns, forKey: .bargeIns)
     }
 }
+
+/// A change in one of the caller's calls, pushed as it happens: on the realtime WebSocket (`call.progress` events)
+/// and on `GET /mobile/calls/{call_sid}/events` (server-sent events named after `type`).
+///
+/// - `snapshot`: the call as it is when the stream opens (`detail`).
+/// - `status`: the call's status, ended reason or duration changed (`call`, `answered_at`, `ended_at`).
+/// - `transcript`: a line of the conversation was transcribed (`line`), while the call is going on.
+/// - `done`: the call is over and its transcript and figures are saved (`detail`); the event stream ends.
+public struct CallProgressDTO: Codable, Sendable, Equatable {
+    public var type: String
+    public var callSid: String
+    public var call: CallHistoryItem?
+    public var answeredAt: Date?
+    public var endedAt: Date?
+    public var line: CallTranscriptLine?
+    public var detail: CallDetailResponse?
+
+    public init(
+        type: String, callSid: String, call: CallHistoryItem? = nil, answeredAt: Date? = nil, endedAt: Date? = nil,
+        line: CallTranscriptLine? = nil, detail: CallDetailResponse? = nil
+    ) {
+        self.type = type
+        self.callSid = callSid
+        self.call = call
+        self.answeredAt = answeredAt
+        self.endedAt = endedAt
+        self.line = line
+        self.detail = detail
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type, call, line, detail
+        case callSid = "call_sid"
+        case answeredAt = "answered_at"
+        case endedAt = "ended_at"
+    }
+}

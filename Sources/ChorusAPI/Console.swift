@@ -270,3 +270,59 @@ public struct ConsoleSubscriptionDTO: Codable, Sendable, Equatable {
         case willRenew = "will_renew"
     }
 }
+
+/// A call in progress, as `GET /console/api/live` shows it (phone number masked).
+public struct ConsoleLiveCallDTO: Codable, Sendable, Equatable {
+    public var id: Int
+    public var callSid: String?
+    public var userID: String
+    public var phoneNumber: String
+    public var scenario: String
+    /// `initiated`, `queued`, `ringing` or `in-progress`.
+    public var status: String
+    public var createdAt: Date
+    public var answeredAt: Date?
+    public var durationLimit: Int
+
+    public init(
+        id: Int, callSid: String?, userID: String, phoneNumber: String, scenario: String, status: String, createdAt: Date,
+        answeredAt: Date?, durationLimit: Int
+    ) {
+        self.id = id
+        self.callSid = callSid
+        self.userID = userID
+        self.phoneNumber = phoneNumber
+        self.scenario = scenario
+        self.status = status
+        self.createdAt = createdAt
+        self.answeredAt = answeredAt
+        self.durationLimit = durationLimit
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, scenario, status
+        case callSid = "call_sid"
+        case userID = "user_id"
+        case phoneNumber = "phone_number"
+        case createdAt = "created_at"
+        case answeredAt = "answered_at"
+        case durationLimit = "duration_limit"
+    }
+}
+
+/// The `calls` event of `GET /console/api/live`: every call in progress, sent when the stream opens and again
+/// whenever one starts, changes or ends.
+public struct ConsoleLiveDTO: Codable, Sendable, Equatable {
+    public var generatedAt: Date
+    public var calls: [ConsoleLiveCallDTO]
+
+    public init(generatedAt: Date, calls: [ConsoleLiveCallDTO]) {
+        self.generatedAt = generatedAt
+        self.calls = calls
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case calls
+        case generatedAt = "generated_at"
+    }
+}

@@ -370,12 +370,15 @@ public struct RealtimeEventDTO: Codable, Sendable, Equatable {
     public var detail: String?
     /// `story.progress` events: what changed in one of the user's stories.
     public var story: StoryProgressDTO?
+    /// `call.progress` events: what changed in one of the user's calls.
+    public var call: CallProgressDTO?
 
     public init(
         type: String, conversationID: String? = nil, message: MessageDTO? = nil, userID: String? = nil, online: Bool? = nil,
-        summaryID: String? = nil, detail: String? = nil, story: StoryProgressDTO? = nil
+        summaryID: String? = nil, detail: String? = nil, story: StoryProgressDTO? = nil, call: CallProgressDTO? = nil
     ) {
         self.story = story
+        self.call = call
         self.type = type
         self.conversationID = conversationID
         self.message = message
@@ -394,6 +397,7 @@ public struct RealtimeEventDTO: Codable, Sendable, Equatable {
         case summaryID = "summary_id"
         case detail
         case story
+        case call
     }
 }
 

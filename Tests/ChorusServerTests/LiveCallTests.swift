@@ -127,6 +127,79 @@ struct LiveCallTests {
         }
     }
 
+    @Test(
+        "a call watched live: the owner's event stream and the console's live view show status and transcript as they happen",
+        arguments: TestDatabase.all)
+    func watchedLive(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database) { server in
+            let email = "watcher-\(UUID().uuidString.prefix(6).lowercased())@chorus.test"
+            let token = try await server.register(email: email).accessToken
+            try await ConsoleTests.setRole(server, email: email, role: "admin")
+            let browser = ConsoleTests.Browser(base: server.baseURL)
+            defer { Task { await browser.shutdown() } }
+            let session = try #require(try await browser.signIn(email: email, password: "correct horse battery").session)
+            let console = EventStreamReader(
+                client: server.client, url: server.baseURL + "/console/api/live", headers: [("Cookie", "chorus_console=\(session)")])
+            defer { console.cancel() }
+            try await server.eventually("the console's first live view") { console.received.first?.name == "calls" }
+            let decoder = ChorusJSON.makeDecoder()
+            let first = try decoder.decode(ConsoleLiveDTO.self, from: Data(try #require(console.received.first).data.utf8))
+            #expect(first.calls.isEmpty)
+
+            let number = "+14155557010"
+            try await Self.configure(
+                server, number: number,
+                callee: Callee(lines: ["Hello? Who is this?", "Okay, bye now."], hangup_after_seconds: 6, reply_after_ms: 300),
+                realtime: RealtimeBehavior(
+                    speed: 4, reply_lines: ["Hi, it's Sam from the bakery.", "Have a lovely day."],
+                    caller_transcripts: ["Hello? Who is this?", "Okay, bye now."]))
+            let placed = try await server.makeCall(token, to: number).decode(MakeCallResponse.self)
+            let owner = EventStreamReader(
+                client: server.client, url: server.baseURL + "/mobile/calls/\(placed.callSid)/events", headers: [("Authorization", "Bearer \(token)")]
+            )
+            defer { owner.cancel() }
+
+            // The console lists the call while it is going on, with the number masked.
+            try await server.eventually(timeout: .seconds(20), "the console shows the call in progress") {
+                console.received.filter { $0.name == "calls" }.contains { event in
+                    let live = try? decoder.decode(ConsoleLiveDTO.self, from: Data(event.data.utf8))
+                    return live?.calls.contains { $0.callSid == placed.callSid && $0.phoneNumber == "+14•••••••10" } == true
+                }
+            }
+            // The owner's stream: a snapshot, transcript lines while the call goes on, then `done`, and it ends.
+            try await server.eventually(timeout: .seconds(30), "the owner's stream ends with done") { owner.hasEnded }
+            let names = owner.received.map(\.name)
+            #expect(names.first == "snapshot" && names.last == "done", "\(names)")
+            let lines = owner.received.filter { $0.name == "transcript" }.compactMap {
+                try? decoder.decode(CallProgressDTO.self, from: Data($0.data.utf8)).line
+            }
+            #expect(lines.contains { $0.speaker == "assistant" } && lines.contains { $0.speaker == "callee" && $0.text == "Hello? Who is this?" })
+            let done = try decoder.decode(CallProgressDTO.self, from: Data(try #require(owner.received.last).data.utf8))
+            let detail = try #require(done.detail)
+            #expect(detail.call.endedReason == "callee_hangup" && detail.latency != nil)
+            // Every line shown live is in the saved transcript.
+            let saved = Set((detail.transcript ?? []).map { "\($0.speaker)|\($0.text)" })
+            #expect(lines.allSatisfy { saved.contains("\($0.speaker)|\($0.text)") }, "\(lines) vs \(saved)")
+            // A live line comes before the call's final status: the caller saw it during the call.
+            let firstLine = try #require(names.firstIndex(of: "transcript"))
+            let finalStatus = owner.received.lastIndex { event in
+                event.name == "status" && (try? decoder.decode(CallProgressDTO.self, from: Data(event.data.utf8)))?.call?.status == "completed"
+            }
+            #expect(finalStatus.map { firstLine < $0 } ?? false, "\(names)")
+
+            // The console saw the lines too, and finally an empty list.
+            #expect(console.received.contains { $0.name == "transcript" })
+            try await server.eventually(timeout: .seconds(10), "the console shows no call in progress") {
+                let last = console.received.last { $0.name == "calls" }
+                return (try? decoder.decode(ConsoleLiveDTO.self, from: Data((last?.data ?? "").utf8)))?.calls.isEmpty == true
+            }
+
+            // Someone else's call is not found.
+            let stranger = try await server.register().accessToken
+            #expect(try await server.request(.GET, "/mobile/calls/\(placed.callSid)/events", token: stranger).status == 404)
+        }
+    }
+
     @Test("every client event the bridge sent validates against the OpenAI spec (strict)", arguments: TestDatabase.all)
     func realtimeEventsMatchSpec(_ database: TestDatabase) async throws {
         try await TestServer.run(on: database) { server in

@@ -187,6 +187,16 @@ extension ChorusStore {
         try await reader.raw("SELECT * FROM calls WHERE schedule_id = \(bind: Int64(scheduleID))").first().map(Self.callRecord)
     }
 
+    /// Calls not over yet, created since `since` (older ones are stale: their final callback was lost), oldest
+    /// first, at most 500.
+    func liveCalls(since: Date) async throws -> [CallRecord] {
+        try await reader.raw(
+            """
+            SELECT * FROM calls WHERE status_rank < 4 AND created_at >= \(bind: since.epochMillis) ORDER BY created_at, id LIMIT 500
+            """
+        ).all().map(Self.callRecord)
+    }
+
     /// The user's placed calls, newest first, and how many there are in all.
     func callHistory(userID: String, limit: Int) async throws -> (calls: [CallRecord], total: Int) {
         let rows = try await reader.raw(

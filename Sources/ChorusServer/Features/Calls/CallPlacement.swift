@@ -41,7 +41,9 @@ struct CallPlacement: Sendable {
 
     /// The account of a signed-in user; a token for a deleted user is no longer valid.
     func account(userID: String) async throws -> UsageAccount {
-        guard let account = try await store.usageAccount(userID: userID, entitlements: services.entitlements, now: services.now()) else { throw APIError.invalidCredentials }
+        guard let account = try await store.usageAccount(userID: userID, entitlements: services.entitlements, now: services.now()) else {
+            throw APIError.invalidCredentials
+        }
         return account
     }
 

@@ -21,6 +21,7 @@ struct CallsController: RouteCollection {
         mobile.delete("scheduled-calls", ":schedule_id", use: cancelScheduledCall)
         mobile.get("call-history", use: callHistory)
         mobile.get("calls", ":call_sid", use: call)
+        mobile.get("calls", ":call_sid", "events", use: events)
         mobile.delete("calls", ":call_sid", "transcript", use: deleteTranscript)
         mobile.post("custom-scenarios", use: createCustomScenario)
         mobile.get("custom-scenarios", use: customScenarios)

@@ -28,6 +28,7 @@ struct TwilioWebhookController: RouteCollection {
         guard let call = update.call else { throw APIError.notFound("Unknown call") }
         // A call that ended without a stream here (unanswered, or streamed by another instance) releases its session.
         if status.isTerminal { services.bridges.discard(callID: call.id) }
+        if update.applied { await services.publishCallStatus(callID: call.id, store: req.store) }
         req.logger.info(
             "call status",
             metadata: [

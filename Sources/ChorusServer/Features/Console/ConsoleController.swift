@@ -27,6 +27,7 @@ struct ConsoleController: RouteCollection {
         authed.get("console.js", use: script)
         authed.post("logout", use: logout)
         authed.get("api", "overview", use: overview)
+        authed.get("api", "live", use: live)
         authed.get("api", "audit", use: audit)
         authed.get("api", "users", ":user_id", use: user)
         authed.get("api", "calls", ":call_id", use: call)
@@ -129,7 +130,7 @@ struct ConsoleController: RouteCollection {
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let dayStart = calendar.startOfDay(for: now)
         let currentHour = now.epochMillis / 3_600_000
-        let hoursSince = Date(epochMillis: (currentHour - 23) * 3_600_000)
+        let hoursSince = Self.chartStart(now)
         let spendSince = "day:" + VoiceUsagePolicy.period(now.addingTimeInterval(-13 * 86_400), monthly: false)
         let figures = try await req.store.consoleFigures(now: now, dayStart: dayStart, hoursSince: hoursSince, spendSince: spendSince)
 
@@ -170,6 +171,58 @@ struct ConsoleController: RouteCollection {
                 generatedAt: now, calls: calls, users: users, spend: spend, jobs: jobs,
                 appStoreNotifications: figures.notifications.map { ConsoleCountDTO(name: $0.0, count: $0.1) }))
     }
+
+    /// `GET /console/api/live`: server-sent events of the calls in progress. A `calls` event (``ConsoleLiveDTO``) when
+    /// the stream opens and whenever a call starts, changes or ends (at most 4 per second), and a `transcript` event
+    /// (``CallProgressDTO``) for every line spoken on a call. The session is checked again every 15 s: a revoked
+    /// operator's stream ends.
+    @Sendable
+    func live(_ req: Request) async throws -> Response {
+        let token = req.cookies[Self.sessionCookie]?.string ?? ""
+        let stream = HubEventStream(hub: services.messaging.hub, key: ChorusServices.consoleCallsChannel)
+        let services = services
+        let store = req.store
+        return stream.response { sse in
+            var lastSent = ContinuousClock.now - .seconds(1)
+            var pending = false
+            func sendCalls() async throws {
+                let calls = try await store.liveCalls(since: Self.chartStart(services.now())).map { call in
+                    ConsoleLiveCallDTO(
+                        id: call.id, callSid: call.callSid, userID: call.userID, phoneNumber: Self.maskPhoneNumber(call.phoneNumber),
+                        scenario: call.scenario, status: call.status.rawValue, createdAt: call.createdAt, answeredAt: call.answeredAt,
+                        durationLimit: call.durationLimit)
+                }
+                try await sse.send("calls", ConsoleLiveDTO(generatedAt: services.now(), calls: calls))
+                lastSent = .now
+                pending = false
+            }
+            try await sendCalls()
+            let decoder = ChorusJSON.makeDecoder()
+            for await text in stream.events {
+                if text.isEmpty {
+                    guard let session = try await store.consoleSession(tokenHash: TokenIssuer.hash(opaqueToken: token), now: services.now()),
+                        session.admin
+                    else { return }
+                    try await sse.keepAlive()
+                } else if text == HubEventStream.recheck {
+                    if pending { try await sendCalls() }
+                } else if let event = try? decoder.decode(RealtimeEventDTO.self, from: Data(text.utf8)), let progress = event.call {
+                    if progress.type == "transcript" {
+                        try await sse.send("transcript", progress)
+                    } else if ContinuousClock.now - lastSent >= .milliseconds(250) {
+                        try await sendCalls()
+                    } else if !pending {
+                        pending = true
+                        stream.wake(after: .milliseconds(250))
+                    }
+                }
+            }
+        }
+    }
+
+    /// The start of the calls-per-hour chart (the hour 23 hours before the current one); calls older than that and
+    /// still not over are not counted as in progress (their final callback was lost).
+    static func chartStart(_ now: Date) -> Date { Date(epochMillis: (now.epochMillis / 3_600_000 - 23) * 3_600_000) }
 
     /// The last 100 operator actions, newest first.
     @Sendable

@@ -22,14 +22,16 @@ final class RealtimeHub: Sendable {
     private struct Listener: Sendable {
         let id: UUID
         let receive: @Sendable (String) -> Void
+        let close: @Sendable () -> Void
     }
 
     private let listeners = NIOLockedValueBox<[String: [Listener]]>([:])
 
-    /// Calls `receive` with every event (encoded) delivered to `userID` on this instance until ``stopListening(_:userID:)``.
-    func listen(userID: String, _ receive: @escaping @Sendable (String) -> Void) -> UUID {
+    /// Calls `receive` with every event (encoded) delivered to `userID` on this instance until ``stopListening(_:userID:)``;
+    /// `close` when the server shuts down.
+    func listen(userID: String, _ receive: @escaping @Sendable (String) -> Void, close: @escaping @Sendable () -> Void) -> UUID {
         let id = UUID()
-        listeners.withLockedValue { $0[userID, default: []].append(Listener(id: id, receive: receive)) }
+        listeners.withLockedValue { $0[userID, default: []].append(Listener(id: id, receive: receive, close: close)) }
         return id
     }
 
@@ -83,8 +85,13 @@ final class RealtimeHub: Sendable {
         }
     }
 
-    /// Closes every connection (server shutdown).
+    /// Closes every connection and ends every listener (server shutdown).
     func closeAll() async {
+        let closing = listeners.withLockedValue { all -> [Listener] in
+            defer { all = [:] }
+            return all.values.flatMap { $0 }
+        }
+        for listener in closing { listener.close() }
         let sockets = connections.withLockedValue { all -> [WebSocket] in
             defer { all = [:] }
             return all.values.flatMap { $0.map(\.socket) }

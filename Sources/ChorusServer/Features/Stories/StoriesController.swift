@@ -424,76 +424,43 @@ struct StoriesController: RouteCollection {
     @Sendable
     func progress(_ req: Request) async throws -> Response {
         let user = try req.user
-        let hub = services.messaging.hub
         // Listen before reading the story, so no change between the snapshot and the first event is missed.
-        let (events, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(512))
-        let listener = hub.listen(userID: user.id) { continuation.yield($0) }
+        let stream = HubEventStream(hub: services.messaging.hub, key: user.id)
         let story: StoryRecord
         let snapshot: StoryDTO
         do {
             story = try await ownedStory(req)
             snapshot = try await services.storyDTO(story, store: req.store)
         } catch {
-            hub.stopListening(listener, userID: user.id)
+            stream.cancel()
             throw error
         }
         let services = self.services
         let store = req.store
-        var headers = HTTPHeaders()
-        headers.replaceOrAdd(name: .contentType, value: "text/event-stream; charset=utf-8")
-        headers.replaceOrAdd(name: .cacheControl, value: "no-cache")
-        headers.replaceOrAdd(name: "X-Accel-Buffering", value: "no")
-        return Response(
-            status: .ok, headers: headers,
-            body: .init(asyncStream: { writer in
-                let keepAlive = Task {
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: .seconds(15))
-                        continuation.yield("")
-                    }
+        return stream.response { sse in
+            try await sse.send("snapshot", StoryProgressDTO(type: "snapshot", storyID: story.id, story: snapshot))
+            guard !story.isFinished else {
+                try await sse.send("done", StoryProgressDTO(type: "done", storyID: story.id, story: snapshot))
+                return
+            }
+            let decoder = ChorusJSON.makeDecoder()
+            for await text in stream.events {
+                if text.isEmpty {
+                    try await sse.keepAlive()
+                    continue
                 }
-                defer {
-                    keepAlive.cancel()
-                    hub.stopListening(listener, userID: story.userID)
-                    continuation.finish()
+                guard let event = try? decoder.decode(RealtimeEventDTO.self, from: Data(text.utf8)), let progress = event.story,
+                    progress.storyID == story.id
+                else { continue }
+                try await sse.send(progress.type, progress)
+                if progress.type == "deleted" { return }
+                if progress.type == "stage", let current = try await store.story(id: story.id, userID: nil), current.isFinished {
+                    let dto = try await services.storyDTO(current, store: store)
+                    try await sse.send("done", StoryProgressDTO(type: "done", storyID: story.id, story: dto))
+                    return
                 }
-                do {
-                    try await writer.write(.buffer(Self.sse(StoryProgressDTO(type: "snapshot", storyID: story.id, story: snapshot))))
-                    var finished = story.isFinished
-                    if !finished {
-                        let decoder = ChorusJSON.makeDecoder()
-                        for await text in events {
-                            if text.isEmpty {
-                                try await writer.write(.buffer(ByteBuffer(string: ": keep-alive\n\n")))
-                                continue
-                            }
-                            guard let event = try? decoder.decode(RealtimeEventDTO.self, from: Data(text.utf8)), let progress = event.story,
-                                progress.storyID == story.id
-                            else { continue }
-                            try await writer.write(.buffer(Self.sse(progress)))
-                            if progress.type == "deleted" { break }
-                            if progress.type == "stage", let current = try await store.story(id: story.id, userID: nil), current.isFinished {
-                                let dto = try await services.storyDTO(current, store: store)
-                                try await writer.write(.buffer(Self.sse(StoryProgressDTO(type: "done", storyID: story.id, story: dto))))
-                                finished = true
-                                break
-                            }
-                        }
-                    } else {
-                        try await writer.write(.buffer(Self.sse(StoryProgressDTO(type: "done", storyID: story.id, story: snapshot))))
-                    }
-                    try await writer.write(.end)
-                } catch {
-                    try? await writer.write(.end)
-                }
-            }))
-    }
-
-    private static let encoder = ChorusJSON.makeEncoder()
-
-    static func sse(_ progress: StoryProgressDTO) -> ByteBuffer {
-        let data = (try? encoder.encode(progress)) ?? Data("{}".utf8)
-        return ByteBuffer(string: "event: \(progress.type)\ndata: " + String(decoding: data, as: UTF8.self) + "\n\n")
+            }
+        }
     }
 
     // MARK: - Files

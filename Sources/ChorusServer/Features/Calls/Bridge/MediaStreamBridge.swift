@@ -1,3 +1,4 @@
+import ChorusAPI
 import ChorusCore
 import ChorusProviders
 import Crypto
@@ -162,6 +163,7 @@ final class MediaStreamBridge: @unchecked Sendable {
             if case .endedEarly(let reason) = acceptance {
                 services.bridges.discard(callID: call.id)
                 await saveOutcome(call: call, reason: reason, machine: nil, logger: logger)
+                await services.publishCallStatus(callID: call.id, store: store)
             }
             return
         }
@@ -247,9 +249,9 @@ final class MediaStreamBridge: @unchecked Sendable {
         case .speechStopped:
             lock.withLock { machine?.calleeStoppedSpeaking(at: Self.now()) }
         case .calleeTranscript(let itemID, let text):
-            lock.withLock { machine?.transcribed(.callee, text: text, itemID: itemID, at: Self.now()) }
+            transcribed(.callee, text: text, itemID: itemID)
         case .assistantTranscript(let itemID, let text):
-            lock.withLock { machine?.transcribed(.assistant, text: text, itemID: itemID, at: Self.now()) }
+            transcribed(.assistant, text: text, itemID: itemID)
         case .error(let detail):
             logger.warning(
                 "realtime error", metadata: ["type": .string(detail.type), "code": .string(detail.code ?? "-"), "message": .string(detail.message)])
@@ -259,6 +261,23 @@ final class MediaStreamBridge: @unchecked Sendable {
         case .sessionCreated, .sessionUpdated, .responseDone, .other:
             break
         }
+    }
+
+    /// Adds a line to the call's transcript and shows it to the caller (and the console) while the call goes on.
+    private func transcribed(_ speaker: MediaStreamBridgeMachine.Speaker, text: String, itemID: String?) {
+        let added = lock.withLock { () -> (CallRecord, MediaStreamBridgeMachine.TranscriptLine)? in
+            guard machine != nil, let call else { return nil }
+            let count = machine!.transcript.count
+            machine!.transcribed(speaker, text: text, itemID: itemID, at: Self.now())
+            guard machine!.transcript.count > count, let line = machine!.transcript.last else { return nil }
+            return (call, line)
+        }
+        guard let (call, line) = added, let sid = call.callSid else { return }
+        let services = services
+        let progress = CallProgressDTO(
+            type: "transcript", callSid: sid,
+            line: CallTranscriptLine(speaker: line.speaker.rawValue, text: line.text, atMs: line.atMilliseconds, interrupted: line.interrupted))
+        services.background.track { await services.publishCallProgress(progress, userID: call.userID) }
     }
 
     // MARK: - Endings
@@ -342,6 +361,7 @@ final class MediaStreamBridge: @unchecked Sendable {
             }
             guard let machine else { return }
             await self.saveOutcome(call: call, reason: reason, machine: machine, logger: logger)
+            await services.publishCallStatus(callID: call.id, store: self.store)
         }
     }
 

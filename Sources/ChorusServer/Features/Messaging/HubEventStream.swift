@@ -1,0 +1,91 @@
+import ChorusAPI
+import Foundation
+import NIOConcurrencyHelpers
+import Vapor
+
+/// A server-sent event stream fed by the events the ``RealtimeHub`` delivers to one key (a user id, or a console
+/// channel) on this instance — every instance's events arrive through the ``RealtimeFanout``.
+///
+/// Listening starts when the stream is created, so a snapshot read afterwards misses no change. A comment line every
+/// 15 s keeps proxies from closing an idle stream (and notices a client that went away); the listener is removed
+/// when the response ends, and the stream ends when the server shuts down.
+final class HubEventStream: Sendable {
+    /// Encoded events as the hub delivers them; an empty string is a keep-alive tick, ``recheck`` a requested wake-up.
+    let events: AsyncStream<String>
+    private let continuation: AsyncStream<String>.Continuation
+    private let hub: RealtimeHub
+    private let key: String
+    private let listener: UUID
+
+    /// The value ``wake(after:)`` yields.
+    static let recheck = "\u{0}recheck"
+
+    init(hub: RealtimeHub, key: String) {
+        let (events, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(512))
+        self.events = events
+        self.continuation = continuation
+        self.hub = hub
+        self.key = key
+        self.listener = hub.listen(userID: key, { continuation.yield($0) }, close: { continuation.finish() })
+    }
+
+    /// Stops listening; the event sequence ends.
+    func cancel() {
+        hub.stopListening(listener, userID: key)
+        continuation.finish()
+    }
+
+    /// Yields ``recheck`` after `delay` (to re-read state that may change without an event).
+    func wake(after delay: Duration) {
+        let continuation = continuation
+        Task {
+            try? await Task.sleep(for: delay)
+            continuation.yield(Self.recheck)
+        }
+    }
+
+    /// A `text/event-stream` response whose events `body` writes; the stream ends when `body` returns or throws.
+    func response(_ body: @escaping @Sendable (ServerSentEventWriter) async throws -> Void) -> Response {
+        var headers = HTTPHeaders()
+        headers.replaceOrAdd(name: .contentType, value: "text/event-stream; charset=utf-8")
+        headers.replaceOrAdd(name: .cacheControl, value: "no-cache")
+        headers.replaceOrAdd(name: "X-Accel-Buffering", value: "no")
+        let continuation = continuation
+        return Response(
+            status: .ok, headers: headers,
+            body: .init(asyncStream: { writer in
+                let keepAlive = Task {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .seconds(15))
+                        continuation.yield("")
+                    }
+                }
+                defer {
+                    keepAlive.cancel()
+                    self.cancel()
+                }
+                do {
+                    try await body(ServerSentEventWriter(writer: writer))
+                    try await writer.write(.end)
+                } catch {
+                    try? await writer.write(.end)
+                }
+            }))
+    }
+}
+
+/// Writes server-sent events: `event: <name>` and one line of JSON.
+struct ServerSentEventWriter: Sendable {
+    let writer: any AsyncBodyStreamWriter
+
+    private static let encoder = ChorusJSON.makeEncoder()
+
+    func send(_ name: String, _ value: some Encodable) async throws {
+        let data = (try? Self.encoder.encode(value)) ?? Data("{}".utf8)
+        try await writer.write(.buffer(ByteBuffer(string: "event: \(name)\ndata: " + String(decoding: data, as: UTF8.self) + "\n\n")))
+    }
+
+    func keepAlive() async throws {
+        try await writer.write(.buffer(ByteBuffer(string: ": keep-alive\n\n")))
+    }
+}
