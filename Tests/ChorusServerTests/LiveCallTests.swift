@@ -187,6 +187,18 @@ struct LiveCallTests {
             }
             #expect(finalStatus.map { firstLine < $0 } ?? false, "\(names)")
 
+            // Every event matches the contract.
+            let contract = try SpecSchemaValidator(document: try await server.request(.GET, "/openapi.json").body)
+            for event in owner.received {
+                let problems = try contract.validate(json: Data(event.data.utf8), against: "CallProgress", strictProperties: true)
+                #expect(problems.isEmpty, "\(event.name): \(problems)")
+            }
+            for event in console.received {
+                let problems = try contract.validate(
+                    json: Data(event.data.utf8), against: event.name == "calls" ? "ConsoleLive" : "CallProgress", strictProperties: true)
+                #expect(problems.isEmpty, "\(event.name): \(problems)")
+            }
+
             // The console saw the lines too, and finally an empty list.
             #expect(console.received.contains { $0.name == "transcript" })
             try await server.eventually(timeout: .seconds(10), "the console shows no call in progress") {
