@@ -8,11 +8,14 @@ public struct ConsoleOverviewDTO: Codable, Sendable, Equatable {
     public var spend: [ConsoleSpendDTO]
     public var jobs: ConsoleJobsDTO
     public var appStoreNotifications: [ConsoleCountDTO]
+    /// Each provider operation used in the last 15 minutes on the answering instance.
+    public var providers: [ConsoleProviderHealthDTO]
 
     public init(
         generatedAt: Date, calls: ConsoleCallsDTO, users: ConsoleUsersDTO, spend: [ConsoleSpendDTO], jobs: ConsoleJobsDTO,
-        appStoreNotifications: [ConsoleCountDTO]
+        appStoreNotifications: [ConsoleCountDTO], providers: [ConsoleProviderHealthDTO]
     ) {
+        self.providers = providers
         self.generatedAt = generatedAt
         self.calls = calls
         self.users = users
@@ -22,7 +25,7 @@ public struct ConsoleOverviewDTO: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case calls, users, spend, jobs
+        case calls, users, spend, jobs, providers
         case generatedAt = "generated_at"
         case appStoreNotifications = "app_store_notifications"
     }
@@ -324,5 +327,52 @@ public struct ConsoleLiveDTO: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case calls
         case generatedAt = "generated_at"
+    }
+}
+
+/// One provider operation's health on the answering instance over the last 15 minutes: every exchange counts,
+/// retries included. A failure is no answer, a timeout, 408, 429, a 5xx, or 401/403; other answers mean the provider
+/// works.
+public struct ConsoleProviderHealthDTO: Codable, Sendable, Equatable {
+    /// `openai`, `elevenlabs`, `twilio`, `s3` or `openai_realtime`.
+    public var provider: String
+    public var operation: String
+    public var calls: Int
+    public var failures: Int
+    /// Failures among all exchanges, 0–1.
+    public var errorRate: Double
+    /// `ok` (under 5 % failed), `degraded` (5 % or more) or `down` (half or more, at least 3).
+    public var status: String
+    public var failuresByKind: [ConsoleCountDTO]
+    public var p50Ms: Int?
+    public var p95Ms: Int?
+    public var lastFailureAt: Date?
+    public var lastFailure: String?
+
+    public init(
+        provider: String, operation: String, calls: Int, failures: Int, errorRate: Double, status: String, failuresByKind: [ConsoleCountDTO],
+        p50Ms: Int?, p95Ms: Int?, lastFailureAt: Date?, lastFailure: String?
+    ) {
+        self.provider = provider
+        self.operation = operation
+        self.calls = calls
+        self.failures = failures
+        self.errorRate = errorRate
+        self.status = status
+        self.failuresByKind = failuresByKind
+        self.p50Ms = p50Ms
+        self.p95Ms = p95Ms
+        self.lastFailureAt = lastFailureAt
+        self.lastFailure = lastFailure
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case provider, operation, calls, failures, status
+        case errorRate = "error_rate"
+        case failuresByKind = "failures_by_kind"
+        case p50Ms = "p50_ms"
+        case p95Ms = "p95_ms"
+        case lastFailureAt = "last_failure_at"
+        case lastFailure = "last_failure"
     }
 }

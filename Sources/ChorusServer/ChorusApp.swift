@@ -76,11 +76,12 @@ public enum ChorusApp {
                 acceptedEnvironments: appStoreSettings.acceptedEnvironments, logger: app.logger)
         )
         providerNames["app_store"] = appStoreSettings.verifyReceiptURL == nil ? "sandbox" : "apple"
+        let providerHealth = ProviderHealth(clock: options.clock)
         let sandboxAccountSID = "AC" + randomHex(32)
         if let twilio = configuration.twilio {
             telephony = TwilioRESTClient(
                 accountSID: twilio.accountSID, authToken: twilio.authToken, baseURL: twilio.apiBaseURL, httpClient: httpClient,
-                logger: app.logger
+                observer: providerHealth, logger: app.logger
             )
             fromNumber = twilio.fromNumber
             twilioToken = twilio.authToken
@@ -89,7 +90,7 @@ public enum ChorusApp {
             twilioToken = randomHex(32)
             telephony = TwilioRESTClient(
                 accountSID: sandboxAccountSID, authToken: twilioToken, baseURL: configuration.loopbackURL.appendingPathComponent("sandbox"),
-                httpClient: httpClient, logger: app.logger
+                httpClient: httpClient, observer: providerHealth, logger: app.logger
             )
             fromNumber = "+15005550006"
         }
@@ -129,7 +130,7 @@ public enum ChorusApp {
             apiKey: realtimeKey, logger: app.logger)
         let bridges = CallBridgeRegistry(
             connector: realtime, eventLoopGroup: app.eventLoopGroup, metrics: options.bridgeMetrics,
-            expiry: .seconds(CallPlacement.ringTimeoutSeconds + 60), logger: app.logger)
+            expiry: .seconds(CallPlacement.ringTimeoutSeconds + 60), observer: providerHealth, logger: app.logger)
         app.lifecycle.use(BridgeShutdown(bridges: bridges))
         addQuiesceStep(app) { await bridges.shutdown() }
 
@@ -158,7 +159,7 @@ public enum ChorusApp {
         addQuiesceStep(app) { await hub.closeAll() }
         let openAIConnection = OpenAIConnection(
             apiKey: realtimeKey, baseURL: configuration.openAI?.baseURL ?? configuration.loopbackURL.appendingPathComponent("sandbox/openai/v1"),
-            httpClient: httpClient, logger: app.logger)
+            httpClient: httpClient, observer: providerHealth, logger: app.logger)
         let spool = configuration.dataDirectory.appendingPathComponent("spool")
         try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         providerNames["transcription"] = configuration.openAI == nil ? "sandbox" : "openai"
@@ -166,10 +167,11 @@ public enum ChorusApp {
         let elevenLabsConnection = ElevenLabsConnection(
             apiKey: elevenLabsKey,
             baseURL: configuration.elevenLabs?.baseURL ?? configuration.loopbackURL.appendingPathComponent("sandbox/elevenlabs"),
-            httpClient: httpClient, logger: app.logger)
+            httpClient: httpClient, observer: providerHealth, logger: app.logger)
         var blobs: any BlobStore
         if let objectStorage = configuration.objectStorage {
-            blobs = try S3BlobStore(configuration: objectStorage, httpClient: httpClient, threadPool: app.threadPool, logger: app.logger)
+            blobs = try S3BlobStore(
+                configuration: objectStorage, httpClient: httpClient, threadPool: app.threadPool, observer: providerHealth, logger: app.logger)
             providerNames["storage"] = "s3"
         } else {
             blobs = try FileBlobStore(root: configuration.dataDirectory.appendingPathComponent("blobs"), threadPool: app.threadPool)
@@ -208,7 +210,7 @@ public enum ChorusApp {
         let storySettings = configuration.stories
         let imageConnection = OpenAIConnection(
             apiKey: realtimeKey, baseURL: openAIConnection.baseURL, httpClient: httpClient,
-            timeout: .milliseconds(Int64(storySettings.illustrationTimeout * 1000)), retry: .none, logger: app.logger)
+            timeout: .milliseconds(Int64(storySettings.illustrationTimeout * 1000)), retry: .none, observer: providerHealth, logger: app.logger)
         let stories = StoriesServices(
             settings: storySettings,
             text: MeteredTextGenerator(base: OpenAITextGenerator(connection: openAIConnection), provider: openAIName, meter: storyMeter),
@@ -240,7 +242,8 @@ public enum ChorusApp {
             bridges: bridges,
             messaging: messaging,
             stories: stories,
-            jobSignal: jobSignal
+            jobSignal: jobSignal,
+            providerHealth: providerHealth
         )
         app.storage[ChorusServicesKey.self] = services
 

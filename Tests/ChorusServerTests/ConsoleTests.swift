@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import ChorusAPI
+import ChorusTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -262,6 +263,44 @@ extension ConsoleTests {
                 ConsoleAuditDTO.self, from: Data(try await browser.send(.GET, "/console/api/audit", cookies: cookies).text.utf8))
             #expect(audit.entries.map(\.action) == ["rerun_job", "refund_call", "grant_calls"])
             #expect(audit.entries.map(\.target) == ["job:\(jobID)", "call:\(callID)", "user:\(userID)"])
+        }
+    }
+
+    @Test("provider health: every exchange counted per provider and operation, retried failures included", arguments: TestDatabase.all)
+    func providerHealth(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database, environment: StoriesTests.environment) { server in
+            let browser = Browser(base: server.baseURL)
+            defer { Task { await browser.shutdown() } }
+            let admin = try await MessagingTests.person(server, name: "ops")
+            try await Self.setRole(server, email: admin.email, role: "admin")
+            let session = try #require(try await browser.signIn(email: admin.email, password: "correct horse battery").session)
+
+            // The model fails once with a 500; the transport retries and the user gets an answer.
+            try await StoriesTests.setFaults(server, #"{"faults":[{"kind":"server_error","endpoint":"chat/completions","times":1}]}"#)
+            let assisted = try await server.request(
+                .POST, "/stories/custom-events/assist", token: admin.token,
+                json: EventAssistRequest(description: "Our puppy learns to swim in the lake", category: "pets", ageRange: "4-6", tone: "playful"))
+            #expect(assisted.status == 200, "\(assisted.text)")
+            // A call: Twilio's REST API and a realtime connection.
+            try await server.setCallee("+14155557020", behavior: "busy")
+            #expect(try await server.makeCall(admin.token, to: "+14155557020").status == 200)
+
+            var providers: [ConsoleProviderHealthDTO] = []
+            try await server.eventually(timeout: .seconds(15), "the call's provider exchanges are counted") {
+                let page = try await browser.send(.GET, "/console/api/overview", cookies: ["chorus_console": session])
+                providers = try ChorusJSON.makeDecoder().decode(ConsoleOverviewDTO.self, from: Data(page.text.utf8)).providers
+                return providers.contains { $0.provider == "twilio" && $0.operation == "create_call" }
+            }
+            let chat = try #require(providers.first { $0.provider == "openai" && $0.operation == "chat.completions" })
+            #expect(chat.calls == 2 && chat.failures == 1 && chat.errorRate == 0.5, "\(chat)")
+            #expect(chat.failuresByKind == [ConsoleCountDTO(name: "http_500", count: 1)] && chat.lastFailure == "http_500")
+            #expect(chat.status == "degraded" && chat.lastFailureAt != nil && chat.p50Ms != nil)
+            let twilio = try #require(providers.first { $0.provider == "twilio" && $0.operation == "create_call" })
+            #expect(twilio.calls == 1 && twilio.failures == 0 && twilio.status == "ok")
+            // The answer matches the contract.
+            let contract = try SpecSchemaValidator(document: try await server.request(.GET, "/openapi.json").body)
+            let overview = try await browser.send(.GET, "/console/api/overview", cookies: ["chorus_console": session])
+            #expect(try contract.validate(json: Data(overview.text.utf8), against: "ConsoleOverview", strictProperties: true) == [])
         }
     }
 }

@@ -47,11 +47,11 @@ public struct ElevenLabsConnection: Sendable, CustomStringConvertible {
     ///   - retry: How often transient failures (network, 408, 429, 5xx) are retried.
     public init(
         apiKey: String, baseURL: URL = defaultBaseURL, httpClient: HTTPClient, timeout: TimeAmount = .seconds(120),
-        retry: ProviderHTTP.RetryPolicy = ProviderHTTP.RetryPolicy(), logger: Logger
+        retry: ProviderHTTP.RetryPolicy = ProviderHTTP.RetryPolicy(), observer: (any ProviderCallObserver)? = nil, logger: Logger
     ) {
         self.init(
             apiKey: apiKey, baseURL: baseURL,
-            http: ProviderHTTP(provider: "elevenlabs", client: httpClient, timeout: timeout, retry: retry, logger: logger))
+            http: ProviderHTTP(provider: "elevenlabs", client: httpClient, timeout: timeout, retry: retry, observer: observer, logger: logger))
     }
 
     /// The base URL, without the key.

@@ -48,12 +48,15 @@ public struct ProviderHTTP: Sendable {
     public let logger: Logger
     /// The largest response body accepted.
     public let maxResponseBytes: Int
+    /// Told about every exchange (each attempt).
+    public let observer: (any ProviderCallObserver)?
 
     public init(
         provider: String, client: HTTPClient, timeout: TimeAmount = .seconds(60), retry: RetryPolicy = RetryPolicy(),
-        maxResponseBytes: Int = 64 * 1024 * 1024, logger: Logger
+        maxResponseBytes: Int = 64 * 1024 * 1024, observer: (any ProviderCallObserver)? = nil, logger: Logger
     ) {
         self.provider = provider
+        self.observer = observer
         self.client = client
         self.timeout = timeout
         self.retry = retry
@@ -74,6 +77,7 @@ public struct ProviderHTTP: Sendable {
         var attempt = 1
         while true {
             let outcome: Result<Response, ProviderError>
+            let started = ContinuousClock.now
             do {
                 let response = try await client.execute(try makeRequest(), timeout: timeout, logger: logger)
                 let body = try await response.body.collect(upTo: maxResponseBytes)
@@ -86,6 +90,12 @@ public struct ProviderHTTP: Sendable {
                 throw CancellationError()
             } catch {
                 outcome = .failure(.unavailable("\(provider) could not be reached: \(error)"))
+            }
+            switch outcome {
+            case .success(let response):
+                observe(operation, failure: ProviderCallFailure.status(response.status), since: started)
+            case .failure(let error):
+                observe(operation, failure: ProviderCallFailure.of(error), since: started)
             }
 
             var wait: Duration?
@@ -120,6 +130,11 @@ public struct ProviderHTTP: Sendable {
             try await Task.sleep(for: delay)
             attempt += 1
         }
+    }
+
+    /// Tells the observer about one exchange that started at `started`.
+    public func observe(_ operation: String, failure: String?, since started: ContinuousClock.Instant) {
+        observer?.providerCall(provider: provider, operation: operation, failure: failure, duration: ContinuousClock.now - started)
     }
 
     /// Full-jitter exponential backoff for the attempt that just failed (1-based).

@@ -50,11 +50,11 @@ public struct OpenAIConnection: Sendable, CustomStringConvertible {
     public init(
         apiKey: String, baseURL: URL = defaultBaseURL, organization: String? = nil, project: String? = nil,
         httpClient: HTTPClient, timeout: TimeAmount = .seconds(120), retry: ProviderHTTP.RetryPolicy = ProviderHTTP.RetryPolicy(),
-        logger: Logger
+        observer: (any ProviderCallObserver)? = nil, logger: Logger
     ) {
         self.init(
             apiKey: apiKey, baseURL: baseURL, organization: organization, project: project,
-            http: ProviderHTTP(provider: "openai", client: httpClient, timeout: timeout, retry: retry, logger: logger))
+            http: ProviderHTTP(provider: "openai", client: httpClient, timeout: timeout, retry: retry, observer: observer, logger: logger))
     }
 
     /// The base URL and headers, without the key.
@@ -91,16 +91,20 @@ public struct OpenAIConnection: Sendable, CustomStringConvertible {
         request.headers = headers(contentType: "application/json", accept: "text/event-stream")
         request.body = .bytes(body)
         let response: HTTPClientResponse
+        let started = ContinuousClock.now
         do {
             response = try await http.client.execute(request, timeout: http.timeout, logger: http.logger)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            http.observe(operation, failure: ProviderCallFailure.timeout, since: started)
             throw ProviderError.unavailable("\(http.provider) timed out")
         } catch is CancellationError {
             throw CancellationError()
         } catch {
+            http.observe(operation, failure: ProviderCallFailure.unreachable, since: started)
             throw ProviderError.unavailable("\(http.provider) could not be reached: \(error)")
         }
         guard response.status.code < 400 else {
+            http.observe(operation, failure: ProviderCallFailure.status(Int(response.status.code)), since: started)
             let body = try await response.body.collect(upTo: 1 << 20)
             let answer = ProviderHTTP.Response(status: Int(response.status.code), headers: response.headers, body: body)
             var metadata: Logger.Metadata = ["provider": "\(http.provider)", "operation": "\(operation)", "status": "\(answer.status)"]
@@ -110,7 +114,9 @@ public struct OpenAIConnection: Sendable, CustomStringConvertible {
         }
         do {
             for try await chunk in response.body { try await onChunk(chunk) }
+            http.observe(operation, failure: nil, since: started)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            http.observe(operation, failure: ProviderCallFailure.timeout, since: started)
             throw ProviderError.unavailable("\(http.provider) timed out")
         }
     }

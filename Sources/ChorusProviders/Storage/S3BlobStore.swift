@@ -82,7 +82,8 @@ public struct S3BlobStore: BlobStore {
     /// - Throws: ``BlobStoreError/unavailable(_:)`` when the endpoint has no scheme or host.
     public init(
         configuration: Configuration, httpClient: HTTPClient, timeout: TimeAmount = .seconds(30),
-        retry: ProviderHTTP.RetryPolicy = ProviderHTTP.RetryPolicy(), threadPool: NIOThreadPool = .singleton, logger: Logger
+        retry: ProviderHTTP.RetryPolicy = ProviderHTTP.RetryPolicy(), threadPool: NIOThreadPool = .singleton,
+        observer: (any ProviderCallObserver)? = nil, logger: Logger
     ) throws {
         guard let scheme = configuration.endpoint.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let endpointHost = configuration.endpoint.host, !endpointHost.isEmpty
@@ -101,7 +102,7 @@ public struct S3BlobStore: BlobStore {
         self.origin = "\(scheme)://\(host)"
         self.signer = SigV4(
             accessKeyID: configuration.accessKeyID, secretAccessKey: configuration.secretAccessKey, region: configuration.region)
-        self.http = ProviderHTTP(provider: "s3", client: httpClient, timeout: timeout, retry: retry, logger: logger)
+        self.http = ProviderHTTP(provider: "s3", client: httpClient, timeout: timeout, retry: retry, observer: observer, logger: logger)
         self.threadPool = threadPool
     }
 
@@ -290,18 +291,22 @@ public struct S3BlobStore: BlobStore {
 
     private func attemptGET(_ key: BlobKey, headers: [(String, String)], attempt: Int) async throws -> GETOutcome {
         let response: HTTPClientResponse
+        let started = ContinuousClock.now
         do {
             let request = signedRequest(method: .GET, path: objectPath(key), headers: headers, payloadHash: SigV4.emptyPayloadHash)
             response = try await http.client.execute(request, timeout: http.timeout, logger: http.logger)
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            http.observe("get", failure: ProviderCallFailure.timeout, since: started)
             return .failed(.unavailable("s3 timed out"), retryAfter: nil)
         } catch is CancellationError {
             throw CancellationError()
         } catch {
+            http.observe("get", failure: ProviderCallFailure.unreachable, since: started)
             http.logger.warning(
                 "provider request failed", metadata: ["provider": "s3", "operation": "get", "attempt": "\(attempt)", "error": "\(error)"])
             return .failed(.unavailable("s3 could not be reached: \(error)"), retryAfter: nil)
         }
+        http.observe("get", failure: ProviderCallFailure.status(Int(response.status.code)), since: started)
         if response.status.code < 300 { return .streaming(response) }
         let body = Data(try await response.body.collect(upTo: 64 * 1024).readableBytesView)
         let status = Int(response.status.code)

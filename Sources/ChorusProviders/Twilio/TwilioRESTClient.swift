@@ -19,6 +19,7 @@ public struct TwilioRESTClient: Telephony {
     private let baseURL: URL
     private let httpClient: HTTPClient
     private let timeout: TimeAmount
+    private let observer: (any ProviderCallObserver)?
     private let logger: Logger
 
     /// Creates a client for one Twilio account.
@@ -26,14 +27,17 @@ public struct TwilioRESTClient: Telephony {
     /// - Parameters:
     ///   - baseURL: Twilio's API origin; point it at a sandbox (e.g. `http://127.0.0.1:8080/sandbox`) in tests.
     ///   - timeout: The deadline for each HTTP exchange.
+    ///   - observer: Told about every exchange (provider `twilio`).
     public init(
         accountSID: String,
         authToken: String,
         baseURL: URL = URL(string: "https://api.twilio.com")!,
         httpClient: HTTPClient,
         timeout: TimeAmount = .seconds(10),
+        observer: (any ProviderCallObserver)? = nil,
         logger: Logger
     ) {
+        self.observer = observer
         self.accountSID = accountSID
         self.authorization = "Basic " + Data("\(accountSID):\(authToken)".utf8).base64EncodedString()
         self.baseURL = baseURL
@@ -64,7 +68,7 @@ public struct TwilioRESTClient: Telephony {
             "time_limit_s": "\(request.timeLimitSeconds)",
         ]
         logger.info("twilio.calls.create", metadata: metadata)
-        let response = try await post(path: "/2010-04-01/Accounts/\(Self.pathEscaped(accountSID))/Calls.json", form: form)
+        let response = try await post(operation: "create_call", path: "/2010-04-01/Accounts/\(Self.pathEscaped(accountSID))/Calls.json", form: form)
         guard response.status == 200 || response.status == 201 else {
             throw logged(Self.error(status: response.status, body: response.body), operation: "create", metadata: metadata)
         }
@@ -89,7 +93,7 @@ public struct TwilioRESTClient: Telephony {
         let metadata: Logger.Metadata = ["call_sid": "\(callSid)"]
         logger.info("twilio.calls.hangup", metadata: metadata)
         let path = "/2010-04-01/Accounts/\(Self.pathEscaped(accountSID))/Calls/\(Self.pathEscaped(callSid)).json"
-        let response = try await post(path: path, form: [("Status", "completed")])
+        let response = try await post(operation: "hang_up", path: path, form: [("Status", "completed")])
         switch response.status {
         case 200..<300:
             return
@@ -111,7 +115,7 @@ public struct TwilioRESTClient: Telephony {
         request.method = .GET
         request.headers.add(name: "Authorization", value: authorization)
         request.headers.add(name: "Accept", value: "application/json")
-        let response = try await send(request, path: path)
+        let response = try await send(request, operation: "fetch_call", path: path)
         guard (200..<300).contains(response.status) else {
             throw logged(Self.error(status: response.status, body: response.body), operation: "fetch", metadata: metadata)
         }
@@ -126,25 +130,35 @@ public struct TwilioRESTClient: Telephony {
 
     // MARK: - HTTP
 
-    private func post(path: String, form: [(String, String)]) async throws -> (status: Int, body: Data) {
+    private func post(operation: String, path: String, form: [(String, String)]) async throws -> (status: Int, body: Data) {
         var request = HTTPClientRequest(url: Self.join(baseURL, path))
         request.method = .POST
         request.headers.add(name: "Authorization", value: authorization)
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         request.headers.add(name: "Accept", value: "application/json")
         request.body = .bytes(ByteBuffer(string: TwilioFormEncoding.encode(form)))
-        return try await send(request, path: path)
+        return try await send(request, operation: operation, path: path)
     }
 
-    private func send(_ request: HTTPClientRequest, path: String) async throws -> (status: Int, body: Data) {
+    private func send(_ request: HTTPClientRequest, operation: String, path: String) async throws -> (status: Int, body: Data) {
+        let started = ContinuousClock.now
+        func observe(_ failure: String?) {
+            observer?.providerCall(provider: "twilio", operation: operation, failure: failure, duration: ContinuousClock.now - started)
+        }
         do {
             let response = try await httpClient.execute(request, timeout: timeout)
             let buffer = try await response.body.collect(upTo: 1 << 20)
             let body = Data(buffer.readableBytesView)
+            observe(ProviderCallFailure.status(Int(response.status.code)))
             return (Int(response.status.code), body)
         } catch let error as CancellationError {
             throw error
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            observe(ProviderCallFailure.timeout)
+            logger.warning("twilio.request failed", metadata: ["path": "\(path)", "error": "\(error)"])
+            throw TelephonyError.unavailable("Twilio request failed: \(error)")
         } catch {
+            observe(ProviderCallFailure.unreachable)
             logger.warning("twilio.request failed", metadata: ["path": "\(path)", "error": "\(error)"])
             throw TelephonyError.unavailable("Twilio request failed: \(error)")
         }

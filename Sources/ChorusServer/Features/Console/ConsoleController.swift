@@ -122,7 +122,7 @@ struct ConsoleController: RouteCollection {
 
     // MARK: - API
 
-    /// Calls, accounts by plan, spend against budgets, the job queue and App Store notifications.
+    /// Calls, accounts by plan, spend against budgets, the job queue, App Store notifications and provider health.
     @Sendable
     func overview(_ req: Request) async throws -> Response {
         let now = services.now()
@@ -169,7 +169,14 @@ struct ConsoleController: RouteCollection {
         return try req.json(
             ConsoleOverviewDTO(
                 generatedAt: now, calls: calls, users: users, spend: spend, jobs: jobs,
-                appStoreNotifications: figures.notifications.map { ConsoleCountDTO(name: $0.0, count: $0.1) }))
+                appStoreNotifications: figures.notifications.map { ConsoleCountDTO(name: $0.0, count: $0.1) },
+                providers: services.providerHealth.figures().map { item in
+                    ConsoleProviderHealthDTO(
+                        provider: item.provider, operation: item.operation, calls: item.calls, failures: item.failures,
+                        errorRate: item.errorRate, status: item.status.rawValue,
+                        failuresByKind: item.failuresByKind.sorted { $0.key < $1.key }.map { ConsoleCountDTO(name: $0.key, count: $0.value) },
+                        p50Ms: item.p50Milliseconds, p95Ms: item.p95Milliseconds, lastFailureAt: item.lastFailureAt, lastFailure: item.lastFailure)
+                }))
     }
 
     /// `GET /console/api/live`: server-sent events of the calls in progress. A `calls` event (``ConsoleLiveDTO``) when

@@ -30,11 +30,14 @@ final class CallBridgeRegistry: Sendable {
     let metrics: BridgeMetrics
     private let expiry: Duration
     private let logger: Logger
+    /// Told about every realtime connection and session (the console's provider health).
+    let observer: (any ProviderCallObserver)?
 
     init(
         connector: any RealtimeConnector, eventLoopGroup: any EventLoopGroup, metrics: BridgeMetrics, expiry: Duration,
-        logger: Logger
+        observer: (any ProviderCallObserver)?, logger: Logger
     ) {
+        self.observer = observer
         self.connector = connector
         self.eventLoopGroup = eventLoopGroup
         self.metrics = metrics
@@ -48,9 +51,10 @@ final class CallBridgeRegistry: Sendable {
         let connector = connector
         let eventLoop = eventLoopGroup.next()
         let logger = logger
+        let observer = observer
         let opening = Task<RealtimeSession?, Never> {
             do {
-                return try await RealtimeSession.open(connector: connector, session: session, on: eventLoop)
+                return try await RealtimeSession.open(connector: connector, session: session, on: eventLoop, observer: observer)
             } catch {
                 logger.warning("could not open the realtime session ahead of the answer", metadata: ["call_id": .stringConvertible(callID)])
                 return nil

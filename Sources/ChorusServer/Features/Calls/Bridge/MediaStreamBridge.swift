@@ -33,6 +33,7 @@ final class MediaStreamBridge: @unchecked Sendable {
     private var call: CallRecord?
     private var streamSid = ""
     private var realtime: RealtimeSession?
+    private var realtimeSince: ContinuousClock.Instant?
     private var startReceived = false
     private var buffered: [Substring] = []
     private var figures = BridgeFigures()
@@ -177,7 +178,7 @@ final class MediaStreamBridge: @unchecked Sendable {
             do {
                 let configuration = try await services.realtimeSession(forCall: call, store: store)
                 session = try await RealtimeSession.open(
-                    connector: services.realtime, session: configuration, on: twilio.eventLoop)
+                    connector: services.realtime, session: configuration, on: twilio.eventLoop, observer: services.providerHealth)
             } catch {
                 logger.error("could not open the realtime session", metadata: ["error": .string(String(describing: error))])
             }
@@ -189,6 +190,7 @@ final class MediaStreamBridge: @unchecked Sendable {
         let proceed = lock.withLock { () -> [MediaStreamBridgeMachine.Action]? in
             guard !finished else { return nil }
             realtime = session
+            realtimeSince = .now
             for payload in buffered {
                 session.send(frame: RealtimeClientEvent.append(audio: payload, allocator: allocator))
                 figures.framesToRealtime += 1
@@ -341,6 +343,13 @@ final class MediaStreamBridge: @unchecked Sendable {
         }
         guard let (session, call, machine, figures) = released else { return }
         session?.close()
+        let finalReason = reason ?? machine?.endedReason
+        if session != nil, let since = lock.withLock({ realtimeSince }) {
+            // A realtime session that failed mid-call counts against the provider; any other ending does not.
+            services.providerHealth.providerCall(
+                provider: RealtimeSession.provider, operation: "session", failure: finalReason == .errorOpenAI ? "session_failed" : nil,
+                duration: ContinuousClock.now - since)
+        }
         if !twilio.isClosed { _ = twilio.close(code: .normalClosure) }
         services.bridges.unregister(self)
         services.bridges.metrics.bridgeClosed(figures)

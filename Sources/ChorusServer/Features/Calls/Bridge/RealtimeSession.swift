@@ -25,17 +25,28 @@ final class RealtimeSession: @unchecked Sendable {
         self.eventLoop = eventLoop
     }
 
-    /// Connects and configures a session.
+    /// The provider name of realtime exchanges in the provider health.
+    static let provider = "openai_realtime"
+
+    /// Connects and configures a session; `observer` is told how the connection went (operation `connect`).
     static func open(
-        connector: any RealtimeConnector, session: RealtimeSessionConfiguration, on eventLoop: any EventLoop
+        connector: any RealtimeConnector, session: RealtimeSessionConfiguration, on eventLoop: any EventLoop,
+        observer: (any ProviderCallObserver)?
     ) async throws -> RealtimeSession {
         let realtime = RealtimeSession(eventLoop: eventLoop)
-        try await connector.connect(model: session.model, on: eventLoop) { socket in
-            realtime.state.withLockedValue { $0.socket = socket }
-            socket.onText { _, text in realtime.received(text) }
-            socket.onClose.whenComplete { _ in realtime.socketClosed() }
-            socket.send(RealtimeClientEvent.sessionUpdate(session))
+        let started = ContinuousClock.now
+        do {
+            try await connector.connect(model: session.model, on: eventLoop) { socket in
+                realtime.state.withLockedValue { $0.socket = socket }
+                socket.onText { _, text in realtime.received(text) }
+                socket.onClose.whenComplete { _ in realtime.socketClosed() }
+                socket.send(RealtimeClientEvent.sessionUpdate(session))
+            }
+        } catch {
+            observer?.providerCall(provider: provider, operation: "connect", failure: "connect_failed", duration: ContinuousClock.now - started)
+            throw error
         }
+        observer?.providerCall(provider: provider, operation: "connect", failure: nil, duration: ContinuousClock.now - started)
         return realtime
     }
 
