@@ -84,7 +84,7 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
-            resources: [.copy("Resources/openapi.json")],
+            resources: [.copy("Resources/openapi.json"), .copy("Resources/web")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -65,9 +65,20 @@ extension SandboxTwilio {
         public var usesSpeechSynthesizer: Bool
         /// The callee's microphone carries very low noise when it is not speaking (`false`: digital silence, 0xFF).
         public var calleeNoise: Bool
+        /// Keep each call's recording — both sides mixed, as the callee's phone would record it, at most
+        /// ``maximumRecordingSeconds`` — for ``SandboxTwilio/recording(sid:)`` and `GET /calls/{sid}/recording.wav`.
+        public var recordsCalls: Bool
 
-        /// Creates options; the defaults record messages, keep played audio, prefer espeak-ng and add low noise.
-        public init(recordsMessages: Bool = true, keepsPlayedAudio: Bool = true, usesSpeechSynthesizer: Bool = true, calleeNoise: Bool = true) {
+        /// The longest recording kept per call.
+        public static let maximumRecordingSeconds = 600
+
+        /// Creates options; the defaults record messages and calls, keep played audio, prefer espeak-ng and add low
+        /// noise.
+        public init(
+            recordsMessages: Bool = true, keepsPlayedAudio: Bool = true, usesSpeechSynthesizer: Bool = true, calleeNoise: Bool = true,
+            recordsCalls: Bool = true
+        ) {
+            self.recordsCalls = recordsCalls
             self.recordsMessages = recordsMessages
             self.keepsPlayedAudio = keepsPlayedAudio
             self.usesSpeechSynthesizer = usesSpeechSynthesizer
@@ -342,6 +353,10 @@ final class MediaStreamSession: Sendable {
         var playbackFrom = 0
         var lastTick = 0
         var played: [UInt8] = []
+        /// Both sides mixed, one μ-law byte per sample (when recording calls).
+        var recording: [UInt8] = []
+        /// What the application's audio played in the current tick (when recording calls).
+        var tickPlayed: [UInt8] = []
         var playedBytes = 0
         var clearedBytes = 0
         var talking = false
@@ -646,6 +661,19 @@ final class MediaStreamSession: Sendable {
         // 20 ms of the application's audio plays; marks it reaches are echoed.
         if index >= state.playbackFrom { play(&state, now: now, frames: &frames) }
         updateTalking(&state, t: t, now: now)
+        if options.recordsCalls { record(payload, state: &state) }
+    }
+
+    /// Mixes the tick's 20 ms of both sides into the call's recording.
+    private func record(_ calleePayload: String, state: inout State) {
+        defer { state.tickPlayed.removeAll(keepingCapacity: true) }
+        guard state.recording.count < SandboxTwilio.MediaStreamOptions.maximumRecordingSeconds * MuLaw.sampleRate else { return }
+        let callee = [UInt8](Data(base64Encoded: calleePayload) ?? Data())
+        for index in 0..<CalleeAudio.frameBytes {
+            let near = index < callee.count ? Int32(MuLaw.decode(callee[index])) : 0
+            let far = index < state.tickPlayed.count ? Int32(MuLaw.decode(state.tickPlayed[index])) : 0
+            state.recording.append(MuLaw.encode(Int16(clamping: near + far)))
+        }
     }
 
     private func advanceSpeech(_ state: inout State, line: Int, frame: Int, now: ContinuousClock.Instant) {
@@ -710,6 +738,7 @@ final class MediaStreamSession: Sendable {
                 guard remaining > 0 else { return }
                 let take = min(remaining, bytes.count - state.headOffset)
                 if options.keepsPlayedAudio { state.played.append(contentsOf: bytes[state.headOffset..<state.headOffset + take]) }
+                if options.recordsCalls { state.tickPlayed.append(contentsOf: bytes[state.headOffset..<state.headOffset + take]) }
                 state.headOffset += take
                 state.queuedBytes -= take
                 state.playedBytes += take
@@ -745,5 +774,10 @@ final class MediaStreamSession: Sendable {
     /// The application's audio that played, in order (empty unless `keepsPlayedAudio`).
     func playedAudio() -> [UInt8] {
         state.withLockedValue { $0.played }
+    }
+
+    /// The call's recording so far: both sides mixed, 8 kHz μ-law (empty unless `recordsCalls`).
+    func recording() -> [UInt8] {
+        state.withLockedValue { $0.recording }
     }
 }

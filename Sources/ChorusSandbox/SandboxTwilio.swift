@@ -152,6 +152,13 @@ public final class SandboxTwilio: Sendable {
         return session?.playedAudio()
     }
 
+    /// The call's recording — what the callee heard and said, mixed, as 8 kHz μ-law — or `nil` if the call has no
+    /// stream. Empty when ``MediaStreamOptions/recordsCalls`` is off.
+    public func recording(sid: String) -> [UInt8]? {
+        let session = state.withLockedValue { $0.calls[sid]?.stream }
+        return session?.recording()
+    }
+
     /// Waits until the call has ended and its stream (if any) is closed, and returns it; `nil` if there is no such
     /// call, or it has not ended within `timeout`, or the waiting task is cancelled.
     public func waitUntilEnded(sid: String, timeout: Duration = .seconds(30)) async -> SandboxCallRecord? {
@@ -222,7 +229,7 @@ public final class SandboxTwilio: Sendable {
     // MARK: - Routes
 
     /// Mounts the Calls API (`/2010-04-01/Accounts/:sid/Calls…`) and the control API
-    /// (`PUT|DELETE /callees/:number`, `GET /calls`) on `routes`.
+    /// (`PUT|DELETE /callees/:number`, `GET /calls`, `GET /calls/:sid/recording.wav`) on `routes`.
     ///
     /// `PUT /callees/:number` takes JSON with every member optional: `behavior` (`answer|no-answer|busy|failed`),
     /// `talk_seconds`, `callbacks` (`false` drops status callbacks) and the ``CalleeScript``: `lines`,
@@ -250,6 +257,17 @@ public final class SandboxTwilio: Sendable {
         }
         routes.get("calls") { _ async -> Response in
             SandboxJSON.response(CallList(calls: self.calls()))
+        }
+        routes.get("calls", ":sid", "recording.wav") { request async -> Response in
+            guard let sid = request.parameters.get("sid"), let recording = self.recording(sid: sid) else {
+                return SandboxJSON.detail("No call with a media stream has this sid.", status: .notFound)
+            }
+            var headers = HTTPHeaders()
+            headers.replaceOrAdd(name: .contentType, value: "audio/wav")
+            headers.replaceOrAdd(name: .cacheControl, value: "no-store")
+            return Response(
+                status: .ok, headers: headers,
+                body: .init(data: WAVSplicer.encode(PCM16Audio(samples: MuLaw.decode(recording), sampleRate: MuLaw.sampleRate))))
         }
     }
 

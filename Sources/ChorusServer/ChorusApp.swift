@@ -278,7 +278,9 @@ public enum ChorusApp {
         try app.register(collection: UsageController(services: services))
         try app.register(collection: ConversationAudioController(services: services))
         try app.register(collection: StoriesController(services: services))
+        try app.register(collection: WebAssetsController(assets: try WebAssets.load()))
         try app.register(collection: ConsoleController(services: services))
+        try app.register(collection: PlaygroundController(services: services))
         if !configuration.isProduction {
             try app.register(collection: DevelopmentController(services: services))
         }

@@ -350,7 +350,7 @@ struct TargetBench {
         let twilio = SandboxTwilio(
             accountSID: accountSID, authToken: authToken, httpClient: httpClient,
             timing: SandboxTwilio.Timing(ringDelay: .milliseconds(500)),
-            mediaStreams: SandboxTwilio.MediaStreamOptions(recordsMessages: false, keepsPlayedAudio: false))
+            mediaStreams: SandboxTwilio.MediaStreamOptions(recordsMessages: false, keepsPlayedAudio: false, recordsCalls: false))
         let realtime = SandboxRealtime(recordsMessages: false)
         let sandbox = SandboxServer(
             services: SandboxServices(

@@ -490,6 +490,14 @@ struct SandboxMediaStreamTests {
             #expect(logged.first?.body == "this is not JSON")
             try await harness.hangUp(sid)
             _ = await harness.twilio.waitUntilEnded(sid: sid, timeout: .seconds(20))
+
+            // The call's recording: 20 ms for every frame of the callee's microphone, with the application's audio
+            // mixed in where it played (its loudest sample is there, over the callee's low noise).
+            let ended = try #require(harness.twilio.mediaStream(sid: sid))
+            let recording = try #require(harness.twilio.recording(sid: sid))
+            #expect(recording.count == ended.mediaFramesSent * 160)
+            let peak = { (bytes: [UInt8]) in bytes.map { abs(Int(MuLaw.decode($0))) }.max() ?? 0 }
+            #expect(Double(peak(recording)) >= 0.8 * Double(peak(sentAudio)), "peak \(peak(recording)) vs \(peak(sentAudio))")
         }
     }
 

@@ -101,7 +101,14 @@ struct ConsoleTests {
             #expect(page.status == 200 && page.text.contains(adminEmail))
             #expect(page.headers.first(name: "Content-Security-Policy")?.contains("script-src 'self'") == true)
             let csrf = try #require(page.text.firstMatch(of: /name="csrf-token" content="([0-9a-f]+)"/)?.1).description
-            #expect(try await browser.send(.GET, "/console/console.js", cookies: cookies).text.contains("/console/api/overview"))
+            // The page's script and stylesheet are static assets with an ETag.
+            let script = try await browser.send(.GET, "/assets/console.js")
+            #expect(script.status == 200 && script.text.contains("/console/api/overview") && script.text.contains("/console/api/live"))
+            #expect(script.headers.first(name: "Content-Type")?.hasPrefix("text/javascript") == true)
+            let etag = try #require(script.headers.first(name: "ETag"))
+            #expect(try await browser.send(.GET, "/assets/console.js", headers: [("If-None-Match", etag)]).status == 304)
+            #expect(try await browser.send(.GET, "/assets/chorus.css").headers.first(name: "Content-Type")?.hasPrefix("text/css") == true)
+            #expect(try await browser.send(.GET, "/assets/nothing.js").status == 404)
             #expect(try await browser.send(.GET, "/console").headers.first(name: "Location") == "/console/login")
             #expect(try await browser.send(.GET, "/console/api/overview").status == 401)
             #expect(try await browser.send(.GET, "/console/api/overview", headers: [("Authorization", "Bearer \(admin.accessToken)")]).status == 401)
@@ -150,7 +157,7 @@ struct ConsoleTests {
             // Losing the role ends the session at its next request: 403 on every console route.
             try await Self.setRole(server, email: adminEmail, role: "user")
             for (method, route) in [
-                (HTTPMethod.GET, "/console"), (.GET, "/console/console.js"), (.GET, "/console/api/overview"), (.GET, "/console/api/audit"),
+                (HTTPMethod.GET, "/console"), (.GET, "/console/api/overview"), (.GET, "/console/api/audit"), (.GET, "/console/api/live"),
             ] {
                 #expect(try await browser.send(method, route, cookies: cookies).status == 403, "\(route)")
             }

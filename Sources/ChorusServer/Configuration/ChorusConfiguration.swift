@@ -212,6 +212,8 @@ public struct ChorusConfiguration: Sendable {
     public var blobMemoryCacheBytes: Int
     /// Provider prices for metering and budgets: the defaults with `CHORUS_PRICE_TABLE_FILE`'s overrides.
     public var prices: PriceTable
+    /// Whether `/playground` is served (`CHORUS_PLAYGROUND`; on outside production, off in production by default).
+    public var playgroundEnabled: Bool
 
     public enum LogFormat: String, Sendable {
         /// One JSON object per line.
@@ -257,6 +259,7 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_STORIES_MODERATION_MODEL", "CHORUS_STORIES_ILLUSTRATION_BATCH", "CHORUS_STORIES_ILLUSTRATION_SPACING_SECONDS",
         "CHORUS_STORIES_ILLUSTRATION_TIMEOUT_SECONDS", "CHORUS_STORIES_ILLUSTRATION_ATTEMPTS", "CHORUS_STORIES_FREE_ILLUSTRATIONS",
         "CHORUS_STORIES_PREMIUM_ILLUSTRATIONS", "CHORUS_STORIES_DAILY_BUDGET_USD", "CHORUS_STORIES_MONTHLY_BUDGET_USD",
+        "CHORUS_PLAYGROUND",
     ]
 
     /// Sandbox providers are in use (no live Twilio account configured).
@@ -528,7 +531,10 @@ public struct ChorusConfiguration: Sendable {
             blobMemoryCacheBytes: reader.value("CHORUS_BLOB_MEMORY_CACHE_MB", default: 64 << 20) {
                 Int($0).flatMap { (0...65_536).contains($0) ? $0 << 20 : nil }
             },
-            prices: prices
+            prices: prices,
+            playgroundEnabled: reader.value("CHORUS_PLAYGROUND", default: env != .production) {
+                ["true", "1", "yes"].contains($0.lowercased()) ? true : (["false", "0", "no"].contains($0.lowercased()) ? false : nil)
+            }
         )
         if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
         return configuration

@@ -24,7 +24,6 @@ struct ConsoleController: RouteCollection {
         console.post("login", use: login)
         let authed = console.grouped(ConsoleAuthenticator(services: services))
         authed.get(use: overviewPage)
-        authed.get("console.js", use: script)
         authed.post("logout", use: logout)
         authed.get("api", "overview", use: overview)
         authed.get("api", "live", use: live)
@@ -110,14 +109,6 @@ struct ConsoleController: RouteCollection {
     @Sendable
     func overviewPage(_ req: Request) async throws -> Response {
         Self.html(ConsolePages.overview(email: try req.consoleSession.email, csrfToken: try req.consoleSession.csrfToken))
-    }
-
-    @Sendable
-    func script(_ req: Request) async throws -> Response {
-        var headers = HTTPHeaders()
-        headers.replaceOrAdd(name: .contentType, value: "text/javascript; charset=utf-8")
-        headers.replaceOrAdd(name: .cacheControl, value: "no-cache")
-        return Response(status: .ok, headers: headers, body: .init(string: ConsolePages.script))
     }
 
     // MARK: - API
@@ -390,7 +381,9 @@ struct ConsoleController: RouteCollection {
         headers.replaceOrAdd(name: .cacheControl, value: "no-store")
         headers.replaceOrAdd(
             name: "Content-Security-Policy",
-            value: "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
+            value:
+                "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; media-src 'self' blob:; frame-ancestors 'none'"
+        )
         return Response(status: status, headers: headers, body: .init(string: body))
     }
 

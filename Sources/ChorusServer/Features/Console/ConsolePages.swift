@@ -1,44 +1,23 @@
 import Foundation
 
-/// The console's pages: plain HTML and one ES module, no framework and no external resource (it works offline).
+/// The console's pages: plain HTML with the shared stylesheet and the console's ES module (`/assets/console.js`), no
+/// framework and no external resource (it works offline).
 enum ConsolePages {
     static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
             .replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&#39;")
     }
 
-    static let style = """
-        <style>
-        :root { color-scheme: light dark; --fg: #1b1b1f; --bg: #fafafa; --card: #fff; --muted: #5b5b66; --accent: #1d4ed8; --bad: #b91c1c; }
-        @media (prefers-color-scheme: dark) { :root { --fg: #ececf1; --bg: #111114; --card: #1c1c22; --muted: #a8a8b3; --accent: #93b4ff; --bad: #fca5a5; } }
-        * { box-sizing: border-box; }
-        body { margin: 0; font: 16px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
-        header { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; justify-content: space-between; padding: 1rem; border-bottom: 1px solid #8884; }
-        main { padding: 1rem; display: grid; gap: 1rem; grid-template-columns: repeat(auto-fit, minmax(18rem, 1fr)); max-width: 80rem; margin: 0 auto; }
-        section { background: var(--card); border-radius: .75rem; padding: 1rem; box-shadow: 0 1px 3px #0002; }
-        h1 { font-size: 1.25rem; margin: 0; } h2 { font-size: 1rem; margin: 0 0 .5rem; }
-        dl { display: grid; grid-template-columns: 1fr auto; gap: .25rem 1rem; margin: 0; } dd { margin: 0; font-variant-numeric: tabular-nums; font-weight: 600; }
-        .muted { color: var(--muted); } .bad { color: var(--bad); }
-        label { display: block; margin: .5rem 0 .25rem; }
-        input, select { font: inherit; padding: .5rem; width: 100%; border-radius: .5rem; border: 1px solid #8888; background: var(--bg); color: var(--fg); }
-        button { font: inherit; padding: .5rem 1rem; border-radius: .5rem; border: 0; background: var(--accent); color: #fff; cursor: pointer; margin-top: .75rem; }
-        button:focus-visible, input:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
-        svg { width: 100%; height: auto; } .bar { fill: var(--accent); } .axis { stroke: var(--muted); stroke-width: 1; }
-        ul { padding-left: 1.25rem; margin: 0; }
-        form.inline { display: inline; }
-        </style>
-        """
-
-    static func page(title: String, body: String, head: String = "") -> String {
+    static func page(title: String, body: String, head: String = "", product: String = "console") -> String {
         """
         <!doctype html>
         <html lang="en">
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(escape(title)) · Chorus console</title>
+        <title>\(escape(title)) · Chorus \(product)</title>
+        <link rel="stylesheet" href="/assets/chorus.css">
         \(head)
-        \(style)
         </head>
         <body>
         \(body)
@@ -51,7 +30,7 @@ enum ConsolePages {
         page(
             title: "Sign in",
             body: """
-                <main style="max-width: 26rem">
+                <main class="narrow">
                 <section>
                 <h1>Chorus console</h1>
                 <p class="muted">Administrators only.</p>
@@ -73,7 +52,7 @@ enum ConsolePages {
         page(
             title: "Console",
             body: """
-                <main style="max-width: 26rem"><section><h1>Chorus console</h1><p role="alert">\(escape(text))</p>
+                <main class="narrow"><section><h1>Chorus console</h1><p role="alert">\(escape(text))</p>
                 <p><a href="/console/login">Sign in</a></p></section></main>
                 """)
     }
@@ -89,12 +68,19 @@ enum ConsolePages {
                 <button type="submit">Sign out</button></form></div>
                 </header>
                 <main>
+                <section class="wide" aria-labelledby="live-h"><h2 id="live-h">Calls in progress <span id="live-state" class="muted">(connecting…)</span></h2>
+                <table><caption class="visually-hidden">Calls in progress, updated live</caption>
+                <thead><tr><th scope="col">Call</th><th scope="col">Number</th><th scope="col">Scenario</th><th scope="col">Status</th><th scope="col">Time / limit</th><th scope="col">Last line</th></tr></thead>
+                <tbody id="live-calls"></tbody></table></section>
                 <section aria-labelledby="calls-h"><h2 id="calls-h">Calls</h2><dl id="calls"></dl>
                 <h2>Calls per hour (last 24 h)</h2><div id="calls-chart" role="img" aria-label="Calls per hour over the last 24 hours"></div></section>
                 <section aria-labelledby="reasons-h"><h2 id="reasons-h">Ended reasons today</h2><dl id="reasons"></dl></section>
                 <section aria-labelledby="users-h"><h2 id="users-h">Users</h2><dl id="users"></dl></section>
                 <section aria-labelledby="spend-h"><h2 id="spend-h">Provider spend</h2><dl id="spend"></dl>
                 <h2>Spend per day (last 14 days, USD)</h2><div id="spend-chart" role="img" aria-label="Provider spend per day over the last 14 days"></div></section>
+                <section class="wide" aria-labelledby="providers-h"><h2 id="providers-h">Provider health <span class="muted">(last 15 min, this instance)</span></h2>
+                <table><thead><tr><th scope="col">Provider</th><th scope="col">Operation</th><th scope="col">Status</th><th scope="col">Calls</th><th scope="col">Error rate</th><th scope="col">p50 / p95</th><th scope="col">Last failure</th></tr></thead>
+                <tbody id="providers"></tbody></table></section>
                 <section aria-labelledby="jobs-h"><h2 id="jobs-h">Jobs</h2><dl id="jobs"></dl></section>
                 <section aria-labelledby="appstore-h"><h2 id="appstore-h">App Store notifications</h2><dl id="appstore"></dl></section>
                 <section aria-labelledby="actions-h"><h2 id="actions-h">Actions</h2>
@@ -119,91 +105,7 @@ enum ConsolePages {
                 """,
             head: """
                 <meta name="csrf-token" content="\(escape(csrfToken))">
-                <script type="module" src="/console/console.js"></script>
+                <script type="module" src="/assets/console.js"></script>
                 """)
     }
-
-    /// The overview's module: fetches the figures every 5 s, draws the charts as SVG, runs the actions with the CSRF
-    /// token.
-    static let script = """
-        const csrf = document.querySelector('meta[name="csrf-token"]').content;
-        const usd = (micros) => `$${(micros / 1e6).toFixed(2)}`;
-        function list(id, rows) {
-          const target = document.getElementById(id);
-          target.replaceChildren(...rows.flatMap(([name, value]) => {
-            const dt = document.createElement('dt'); dt.textContent = name;
-            const dd = document.createElement('dd'); dd.textContent = value;
-            return [dt, dd];
-          }));
-          if (rows.length === 0) { const dd = document.createElement('dd'); dd.className = 'muted'; dd.textContent = 'none'; target.append(dd); }
-        }
-        function bars(id, values, format) {
-          const width = 480, height = 120, max = Math.max(1, ...values), step = width / values.length;
-          const ns = 'http://www.w3.org/2000/svg';
-          const svg = document.createElementNS(ns, 'svg');
-          svg.setAttribute('viewBox', `0 0 ${width} ${height + 14}`);
-          values.forEach((value, index) => {
-            const rect = document.createElementNS(ns, 'rect');
-            const h = Math.round((value / max) * height);
-            rect.setAttribute('x', index * step + 1); rect.setAttribute('y', height - h);
-            rect.setAttribute('width', Math.max(1, step - 2)); rect.setAttribute('height', h); rect.setAttribute('class', 'bar');
-            const title = document.createElementNS(ns, 'title'); title.textContent = format(value); rect.append(title);
-            svg.append(rect);
-          });
-          const axis = document.createElementNS(ns, 'line');
-          axis.setAttribute('x1', 0); axis.setAttribute('x2', width); axis.setAttribute('y1', height); axis.setAttribute('y2', height);
-          axis.setAttribute('class', 'axis'); svg.append(axis);
-          const label = document.createElementNS(ns, 'text');
-          label.setAttribute('x', 0); label.setAttribute('y', height + 12); label.setAttribute('font-size', 11); label.setAttribute('fill', 'currentColor');
-          label.textContent = `max ${format(max)}`; svg.append(label);
-          document.getElementById(id).replaceChildren(svg);
-        }
-        async function refresh() {
-          const response = await fetch('/console/api/overview', { credentials: 'same-origin' });
-          if (response.status === 401 || response.status === 403) { location.href = '/console/login'; return; }
-          const o = await response.json();
-          const c = o.calls;
-          list('calls', [['In progress', c.in_progress], ['Today', c.today], ['Answered today', c.answered_today],
-            ['Answer rate', c.answer_rate == null ? '–' : `${Math.round(c.answer_rate * 100)} %`],
-            ['Average duration', c.average_duration_seconds == null ? '–' : `${Math.round(c.average_duration_seconds)} s of ${Math.round(c.average_limit_seconds)} s`]]);
-          bars('calls-chart', c.per_hour, (v) => `${v} calls`);
-          list('reasons', c.ended_reasons.map((r) => [r.name, r.count]));
-          list('users', [['Accounts', o.users.total], ...o.users.by_plan.map((p) => [`Plan: ${p.name}`, p.count])]);
-          list('spend', o.spend.flatMap((s) => [[`${s.feature} today`, s.daily_budget_usd_micros == null ? usd(s.today_usd_micros) : `${usd(s.today_usd_micros)} of ${usd(s.daily_budget_usd_micros)}`],
-            [`${s.feature} this month`, s.monthly_budget_usd_micros == null ? usd(s.month_usd_micros) : `${usd(s.month_usd_micros)} of ${usd(s.monthly_budget_usd_micros)}`]]));
-          bars('spend-chart', o.spend.reduce((sum, s) => sum.map((v, i) => v + s.per_day[i]), new Array(14).fill(0)), usd);
-          list('jobs', [['Pending', o.jobs.pending], ['Running', o.jobs.running], ['Failed', o.jobs.failed], ...o.jobs.failed_by_kind.map((k) => [`Failed: ${k.name}`, k.count])]);
-          list('appstore', o.app_store_notifications.map((n) => [n.name, n.count]));
-          const audit = await (await fetch('/console/api/audit', { credentials: 'same-origin' })).json();
-          document.getElementById('audit').replaceChildren(...audit.entries.map((e) => {
-            const li = document.createElement('li'); li.textContent = `${e.created_at} ${e.actor}: ${e.action} ${e.target} (${e.detail ?? ''})`; return li;
-          }));
-        }
-        for (const form of document.querySelectorAll('form.action')) {
-          form.addEventListener('submit', async (event) => {
-            event.preventDefault();
-            const data = new FormData(form);
-            const path = form.dataset.path.replace('{id}', encodeURIComponent(String(data.get('id')).trim()));
-            data.delete('id');
-            const fields = Object.fromEntries([...data.entries()].map(([k, v]) => [k, Number(v)]));
-            const response = await fetch(path, {
-              method: 'POST', credentials: 'same-origin',
-              headers: { 'X-CSRF-Token': csrf, 'Content-Type': 'application/json' },
-              body: Object.keys(fields).length ? JSON.stringify(fields) : undefined });
-            const body = await response.json();
-            document.getElementById('action-result').textContent = response.ok ? body.detail : (body.detail ?? `HTTP ${response.status}`);
-            refresh();
-          });
-        }
-        document.getElementById('lookup').addEventListener('submit', async (event) => {
-          event.preventDefault();
-          const kind = document.getElementById('lookup-kind').value;
-          const id = encodeURIComponent(document.getElementById('lookup-id').value.trim());
-          const response = await fetch(`/console/api/${kind}/${id}`, { credentials: 'same-origin' });
-          const body = await response.json();
-          document.getElementById('lookup-result').textContent = response.ok ? JSON.stringify(body, null, 2) : (body.detail ?? `HTTP ${response.status}`);
-        });
-        refresh();
-        setInterval(refresh, 5000);
-        """
 }

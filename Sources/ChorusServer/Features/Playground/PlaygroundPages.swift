@@ -1,0 +1,130 @@
+import Foundation
+
+/// The playground's page: plain HTML, the shared stylesheet and the playground's ES module.
+enum PlaygroundPages {
+    /// `sandbox`: the sandbox App Store is mounted; `sandboxTelephony`: calls go to the Twilio emulator (their
+    /// recording can be played afterwards).
+    static func page(sandbox: Bool, sandboxTelephony: Bool) -> String {
+        ConsolePages.page(
+            title: "Playground",
+            body: """
+                <header>
+                <h1>Chorus playground</h1>
+                <div class="row" id="who" hidden><span id="who-email" class="muted"></span>
+                <button type="button" id="sign-out" class="secondary">Sign out</button></div>
+                </header>
+                <p id="notice" role="status" aria-live="polite" class="visually-hidden"></p>
+                <main class="narrow" id="signed-out">
+                <section aria-labelledby="auth-h">
+                <h2 id="auth-h">Sign in or create an account</h2>
+                <form id="auth-form">
+                <label for="auth-email">Email</label>
+                <input id="auth-email" name="email" type="email" autocomplete="username" required>
+                <label for="auth-password">Password (at least 8 characters)</label>
+                <input id="auth-password" name="password" type="password" autocomplete="current-password" minlength="8" required>
+                <div class="row"><button type="submit" id="sign-in" name="action" value="login">Sign in</button>
+                <button type="submit" id="sign-up" name="action" value="register" class="secondary">Create account</button></div>
+                <p id="auth-error" class="bad" role="alert"></p>
+                </form>
+                </section>
+                </main>
+                <main id="signed-in" hidden>
+                <section aria-labelledby="account-h">
+                <h2 id="account-h">Usage and plan</h2>
+                <dl id="usage"></dl>
+                <h3>Plans</h3>
+                <ul id="plans" class="plans"></ul>
+                <p id="purchase-result" role="status" aria-live="polite"></p>
+                </section>
+                <section aria-labelledby="call-h">
+                <h2 id="call-h">Place a call</h2>
+                <form id="call-form">
+                <label for="call-number">Phone number (E.164)</label>
+                <input id="call-number" name="phone_number" type="tel" value="+15555550123" pattern="\\+[1-9][0-9]{7,14}" required>
+                <label for="call-scenario">Scenario</label>
+                <select id="call-scenario" name="scenario"></select>
+                <p id="scenario-description" class="muted"></p>
+                <button type="submit" id="place-call">Call</button>
+                </form>
+                <details>
+                <summary>Your own scenario and voice</summary>
+                <form id="custom-form">
+                <label for="custom-name">Name</label><input id="custom-name" name="name" maxlength="60" required>
+                <label for="custom-persona">Who the AI plays (20 characters or more)</label>
+                <textarea id="custom-persona" name="persona" rows="3" minlength="20" maxlength="2000" required></textarea>
+                <label for="custom-voice">Voice</label><select id="custom-voice" name="voice"></select>
+                <button type="submit">Save scenario</button>
+                </form>
+                </details>
+                <p id="call-error" class="bad" role="alert"></p>
+                <div id="call-live" hidden>
+                <h3>Call <span id="call-sid" class="muted"></span></h3>
+                <p>Status: <span id="call-status" class="status-pill">placing</span> <span id="call-reason" class="muted"></span></p>
+                <label for="call-progress">Time used of the limit: <span id="call-time">0 / 0 s</span></label>
+                <progress id="call-progress" max="60" value="0"></progress>
+                <h3 id="transcript-h">Transcript</h3>
+                <ol id="call-transcript" class="transcript" aria-labelledby="transcript-h" aria-live="polite"></ol>
+                <div id="call-recording" hidden><h3>Recording</h3><audio id="call-audio" controls preload="none"></audio></div>
+                </div>
+                </section>
+                <section aria-labelledby="messages-h">
+                <h2 id="messages-h">Voice messages</h2>
+                <form id="conversation-form">
+                <label for="conversation-email">Start a conversation with (their account's email)</label>
+                <input id="conversation-email" name="email" type="email" required>
+                <button type="submit">Start</button>
+                </form>
+                <label for="conversation">Conversation</label>
+                <select id="conversation"></select>
+                <div class="row">
+                <button type="button" id="record" aria-pressed="false">Record</button>
+                <button type="button" id="summary" class="secondary">Hear a summary</button>
+                </div>
+                <div id="review" hidden>
+                <h3>Review</h3>
+                <audio id="review-audio" controls></audio>
+                <label for="review-transcript">Transcript</label>
+                <textarea id="review-transcript" rows="3" readonly></textarea>
+                <div class="row"><button type="button" id="send-voice">Send</button><button type="button" id="discard-voice" class="secondary">Discard</button></div>
+                </div>
+                <p id="messages-status" role="status" aria-live="polite"></p>
+                <div id="summary-result" hidden><p id="summary-text"></p><audio id="summary-audio" controls></audio></div>
+                <ul id="messages" class="transcript"></ul>
+                </section>
+                <section aria-labelledby="stories-h">
+                <h2 id="stories-h">Stories</h2>
+                <form id="hero-form">
+                <label for="hero-name">Hero's name</label><input id="hero-name" name="name" maxlength="40" required>
+                <label for="hero-traits">Traits (comma-separated)</label><input id="hero-traits" name="traits" value="brave, kind" required>
+                <label for="hero-appearance">Appearance</label><input id="hero-appearance" name="appearance" value="curly red hair and green eyes" required>
+                <button type="submit">Create hero</button>
+                </form>
+                <form id="story-form">
+                <label for="story-hero">Hero</label><select id="story-hero" name="hero_id" required></select>
+                <label for="story-event">Event</label><select id="story-event" name="event_id"></select>
+                <label for="story-language">Language</label>
+                <select id="story-language" name="language"><option value="en">English</option><option value="es">Español</option>
+                <option value="fr">Français</option><option value="de">Deutsch</option><option value="it">Italiano</option></select>
+                <label for="story-voice">Narrator</label><select id="story-voice" name="voice"></select>
+                <label for="story-length">Length (minutes)</label><input id="story-length" name="length_minutes" type="number" min="1" max="15" value="3" required>
+                <label for="story-pictures">Illustrations</label><input id="story-pictures" name="illustration_count" type="number" min="0" max="8" value="2" required>
+                <button type="submit" id="make-story">Make the story</button>
+                </form>
+                <p id="story-status" role="status" aria-live="polite"></p>
+                <div id="story" hidden>
+                <h3 id="story-title"></h3>
+                <div id="story-text" class="story-text" tabindex="0" aria-label="Story text"></div>
+                <h3>Narration</h3><div id="story-audio"></div>
+                <h3>Illustrations</h3><div id="story-pictures-out" class="pictures"></div>
+                </div>
+                </section>
+                </main>
+                """,
+            head: """
+                <meta name="chorus-sandbox" content="\(sandbox)">
+                <meta name="chorus-sandbox-telephony" content="\(sandboxTelephony)">
+                <script type="module" src="/assets/playground.js"></script>
+                """,
+            product: "playground")
+    }
+}

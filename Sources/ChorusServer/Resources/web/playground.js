@@ -1,0 +1,570 @@
+// The Chorus playground: the public API as the apps use it, from a browser. No framework, no build step.
+// Tokens live in this tab's sessionStorage; every request carries `Authorization: Bearer`, and a 401 is retried
+// once after refreshing the tokens.
+
+const sandbox = document.querySelector('meta[name="chorus-sandbox"]').content === 'true';
+const sandboxTelephony = document.querySelector('meta[name="chorus-sandbox-telephony"]').content === 'true';
+const $ = (id) => document.getElementById(id);
+
+// MARK: - API
+
+let tokens = JSON.parse(sessionStorage.getItem('chorus.tokens') ?? 'null');
+
+function saveTokens(value) {
+  tokens = value;
+  if (value) sessionStorage.setItem('chorus.tokens', JSON.stringify(value));
+  else sessionStorage.removeItem('chorus.tokens');
+}
+
+function userID() {
+  if (!tokens) return null;
+  const part = tokens.access_token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
+  return JSON.parse(atob(part + '='.repeat((4 - (part.length % 4)) % 4))).sub;
+}
+
+class APIError extends Error {
+  constructor(status, body) {
+    const fields = (body?.errors ?? []).map((e) => `${e.field}: ${e.message}`).join('; ');
+    super(fields || body?.detail || `HTTP ${status}`);
+    this.status = status;
+  }
+}
+
+async function refreshTokens() {
+  const response = await fetch('/auth/refresh', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ refresh_token: tokens?.refresh_token }) });
+  if (!response.ok) { saveTokens(null); show(); throw new APIError(401, { detail: 'Your session ended. Please sign in again.' }); }
+  saveTokens(await response.json());
+}
+
+async function raw(method, path, { body, contentType = 'application/json', accept = 'application/json', signal, retried = false } = {}) {
+  const headers = { Accept: accept };
+  if (tokens) headers.Authorization = `Bearer ${tokens.access_token}`;
+  if (body !== undefined) headers['Content-Type'] = contentType;
+  const payload = body === undefined ? undefined : (contentType === 'application/json' ? JSON.stringify(body) : body);
+  const response = await fetch(path, { method, headers, body: payload, signal });
+  if (response.status === 401 && tokens && !retried && !path.startsWith('/auth/')) {
+    await refreshTokens();
+    return raw(method, path, { body, contentType, accept, signal, retried: true });
+  }
+  if (!response.ok) {
+    let detail = null;
+    try { detail = await response.json(); } catch { /* not JSON */ }
+    throw new APIError(response.status, detail);
+  }
+  return response;
+}
+
+async function api(method, path, body) {
+  const response = await raw(method, path, { body });
+  return response.status === 204 ? null : response.json();
+}
+
+/** Server-sent events of `path`, read with fetch (EventSource cannot send the bearer token). */
+async function* events(path, signal) {
+  const response = await raw('GET', path, { accept: 'text/event-stream', signal });
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      if (block.startsWith(':')) continue;
+      let name = 'message';
+      let data = '';
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event: ')) name = line.slice(7);
+        else if (line.startsWith('data: ')) data += line.slice(6);
+      }
+      yield { name, data: JSON.parse(data) };
+    }
+  }
+}
+
+function announce(text) { $('notice').textContent = text; }
+
+function fail(target, error) {
+  $(target).textContent = error instanceof APIError || error instanceof Error ? error.message : String(error);
+}
+
+function option(value, label) {
+  const element = document.createElement('option');
+  element.value = value;
+  element.textContent = label;
+  return element;
+}
+
+function rows(target, pairs) {
+  $(target).replaceChildren(...pairs.flatMap(([name, value]) => {
+    const dt = document.createElement('dt'); dt.textContent = name;
+    const dd = document.createElement('dd'); dd.textContent = value; dd.dataset.name = name;
+    return [dt, dd];
+  }));
+}
+
+// MARK: - Signing in
+
+function show() {
+  const signedIn = Boolean(tokens);
+  $('signed-out').hidden = signedIn;
+  $('signed-in').hidden = !signedIn;
+  $('who').hidden = !signedIn;
+  if (signedIn) {
+    $('who-email').textContent = sessionStorage.getItem('chorus.email') ?? '';
+    loadAccount();
+    loadCatalog();
+    loadConversations();
+    loadStories();
+  }
+}
+
+$('auth-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const action = event.submitter?.value === 'register' ? 'register' : 'login';
+  const email = $('auth-email').value.trim();
+  const password = $('auth-password').value;
+  $('auth-error').textContent = '';
+  try {
+    const response = action === 'register'
+      ? await fetch('/auth/register', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email, password }) })
+      : await fetch('/auth/login', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ username: email, password }) });
+    const body = await response.json();
+    if (!response.ok) throw new APIError(response.status, body);
+    saveTokens(body);
+    sessionStorage.setItem('chorus.email', email);
+    announce(action === 'register' ? 'Account created, you are signed in.' : 'Signed in.');
+    show();
+  } catch (error) { fail('auth-error', error); }
+});
+
+$('sign-out').addEventListener('click', async () => {
+  try { await api('POST', '/auth/logout', { refresh_token: tokens?.refresh_token }); } catch { /* signed out anyway */ }
+  saveTokens(null);
+  sessionStorage.removeItem('chorus.email');
+  announce('Signed out.');
+  show();
+});
+
+// MARK: - Usage and plan
+
+async function loadAccount() {
+  try {
+    const [usage, status, pricing] = await Promise.all([
+      api('GET', '/mobile/usage-stats'), api('GET', '/mobile/subscription-status'), api('GET', '/mobile/pricing')]);
+    rows('usage', [
+      ['Plan', usage.subscription_tier ?? (usage.is_trial_active ? 'Free trial' : 'None')],
+      ['Trial calls left', usage.trial_calls_remaining],
+      ['Calls this week', usage.calls_made_this_week],
+      ['Calls this month', usage.calls_made_this_month],
+      ['Add-on calls left', usage.addon_calls_remaining],
+      ['Renews', status.will_renew == null ? '–' : (status.will_renew ? `yes, ${new Date(status.next_payment_date).toLocaleDateString()}` : 'no')],
+    ]);
+    const items = [...pricing.plans.map((plan) => ({ ...plan, kind: 'auto_renewable', period: plan.billing === 'weekly' ? 7 * 86400 : 30 * 86400 })),
+      { ...pricing.addon, billing: pricing.addon.expires, kind: 'consumable' }];
+    $('plans').replaceChildren(...items.map((item) => {
+      const li = document.createElement('li');
+      const text = document.createElement('span');
+      text.textContent = `${item.name}: ${item.price} (${item.billing}) · ${item.calls}`;
+      li.append(text);
+      if (sandbox) {
+        const button = document.createElement('button');
+        button.type = 'button';
+        button.className = 'secondary';
+        button.textContent = `Buy ${item.name}`;
+        button.dataset.product = item.product_id;
+        button.addEventListener('click', () => buy(item, button));
+        li.append(' ', button);
+      }
+      return li;
+    }));
+    if (!sandbox) $('purchase-result').textContent = 'Purchases happen in the iOS app.';
+  } catch (error) { fail('purchase-result', error); }
+}
+
+/** Buys through the sandbox App Store: it signs a transaction for this account, which the server then verifies. */
+async function buy(item, button) {
+  button.disabled = true;
+  $('purchase-result').textContent = `Buying ${item.name}…`;
+  try {
+    const transaction = await api('POST', '/sandbox/app-store/purchases', {
+      product_id: item.product_id, kind: item.kind, period_seconds: item.period, app_account_token: userID() });
+    const result = await api('POST', '/mobile/purchase-subscription', {
+      product_id: item.product_id, signed_transaction: transaction.signed_transaction });
+    $('purchase-result').textContent = result.message;
+    await loadAccount();
+  } catch (error) { fail('purchase-result', error); }
+  button.disabled = false;
+}
+
+// MARK: - Calls
+
+let scenarios = [];
+
+async function loadCatalog() {
+  try {
+    const [builtIn, custom, voices] = await Promise.all([
+      api('GET', '/mobile/scenarios'), api('GET', '/mobile/custom-scenarios'), api('GET', '/mobile/voices')]);
+    scenarios = [...builtIn.scenarios, ...custom.custom_scenarios.map((s) => ({ ...s, description: s.persona, custom: true }))];
+    $('call-scenario').replaceChildren(...scenarios.map((s) => option(s.id, s.custom ? `${s.name} (yours, ${s.voice})` : `${s.name} (${s.voice})`)));
+    $('custom-voice').replaceChildren(...voices.voices.map((v) => option(v.id, `${v.display_name}: ${v.personality}`)));
+    describeScenario();
+  } catch (error) { fail('call-error', error); }
+}
+
+function describeScenario() {
+  const scenario = scenarios.find((s) => s.id === $('call-scenario').value);
+  $('scenario-description').textContent = scenario?.description ?? '';
+}
+$('call-scenario').addEventListener('change', describeScenario);
+
+$('custom-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  $('call-error').textContent = '';
+  try {
+    const created = await api('POST', '/mobile/custom-scenarios', {
+      name: $('custom-name').value, persona: $('custom-persona').value, voice: $('custom-voice').value });
+    await loadCatalog();
+    $('call-scenario').value = created.id;
+    describeScenario();
+    announce(`Scenario ${created.name} saved.`);
+  } catch (error) { fail('call-error', error); }
+});
+
+let watching = null;
+
+$('call-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  $('call-error').textContent = '';
+  $('place-call').disabled = true;
+  try {
+    const placed = await api('POST', '/mobile/make-call', { phone_number: $('call-number').value.trim(), scenario: $('call-scenario').value });
+    watchCall(placed.call_sid, placed.duration_limit);
+    loadAccount();
+  } catch (error) { fail('call-error', error); }
+  $('place-call').disabled = false;
+});
+
+/** Follows a call live: status, the transcript as it is spoken, the time counting toward the limit. */
+async function watchCall(sid, limit) {
+  watching?.abort();
+  const controller = new AbortController();
+  watching = controller;
+  const state = { answeredAt: null, endedAt: null, limit, lines: [] };
+  $('call-live').hidden = false;
+  $('call-recording').hidden = true;
+  $('call-sid').textContent = sid;
+  $('call-status').textContent = 'queued';
+  $('call-reason').textContent = '';
+  $('call-transcript').replaceChildren();
+  $('call-progress').max = limit;
+  const tick = setInterval(() => drawTime(state), 250);
+  try {
+    for await (const event of events(`/mobile/calls/${encodeURIComponent(sid)}/events`, controller.signal)) {
+      const progress = event.data;
+      if (progress.detail) applyDetail(state, progress.detail);
+      if (progress.call) {
+        $('call-status').textContent = progress.call.status;
+        $('call-reason').textContent = progress.call.ended_reason ? `(${progress.call.ended_reason.replace(/_/g, ' ')})` : '';
+        state.answeredAt = progress.answered_at ? Date.parse(progress.answered_at) : state.answeredAt;
+        state.endedAt = progress.ended_at ? Date.parse(progress.ended_at) : state.endedAt;
+      }
+      if (progress.line) addLine(state, progress.line);
+      if (event.name === 'done') break;
+    }
+    announce('The call has ended.');
+    if (sandboxTelephony) {
+      $('call-audio').src = `/sandbox/calls/${encodeURIComponent(sid)}/recording.wav`;
+      $('call-recording').hidden = false;
+    }
+    loadAccount();
+  } catch (error) {
+    if (error.name !== 'AbortError') fail('call-error', error);
+  } finally {
+    clearInterval(tick);
+    drawTime(state);
+  }
+}
+
+function applyDetail(state, detail) {
+  $('call-status').textContent = detail.status;
+  $('call-reason').textContent = detail.ended_reason ? `(${detail.ended_reason.replace(/_/g, ' ')})` : '';
+  state.answeredAt = detail.answered_at ? Date.parse(detail.answered_at) : null;
+  state.endedAt = detail.ended_at ? Date.parse(detail.ended_at) : null;
+  state.duration = detail.duration_seconds;
+  if (detail.transcript) {
+    state.lines = [];
+    $('call-transcript').replaceChildren();
+    for (const line of detail.transcript) addLine(state, line);
+  }
+}
+
+function addLine(state, line) {
+  if (state.lines.some((l) => l.speaker === line.speaker && l.text === line.text && l.at_ms === line.at_ms)) return;
+  state.lines.push(line);
+  state.lines.sort((a, b) => a.at_ms - b.at_ms);
+  $('call-transcript').replaceChildren(...state.lines.map((l) => {
+    const li = document.createElement('li');
+    li.className = l.speaker;
+    const who = document.createElement('span');
+    who.className = 'who';
+    who.textContent = `${l.speaker === 'assistant' ? 'AI' : 'Callee'} · ${(l.at_ms / 1000).toFixed(1)} s${l.interrupted ? ' · interrupted' : ''}`;
+    li.append(who, l.text);
+    return li;
+  }));
+  $('call-transcript').lastElementChild?.scrollIntoView({ block: 'nearest' });
+}
+
+function drawTime(state) {
+  let seconds = 0;
+  if (state.duration != null) seconds = state.duration;
+  else if (state.answeredAt) seconds = Math.max(0, ((state.endedAt ?? Date.now()) - state.answeredAt) / 1000);
+  seconds = Math.min(seconds, state.limit);
+  $('call-progress').value = seconds;
+  $('call-time').textContent = `${Math.floor(seconds)} / ${state.limit} s`;
+}
+
+// MARK: - Voice messages
+
+let conversations = [];
+let socket = null;
+
+async function loadConversations(select) {
+  try {
+    conversations = (await api('GET', '/conversations')).conversations;
+    const me = userID();
+    $('conversation').replaceChildren(...conversations.map((c) => option(c.id,
+      c.title ?? c.members.filter((m) => m.user_id !== me).map((m) => m.display_name).join(', '))));
+    if (select) $('conversation').value = select;
+    await loadMessages();
+    listen();
+  } catch (error) { fail('messages-status', error); }
+}
+
+/** New messages arrive on the realtime WebSocket. */
+function listen() {
+  if (socket && socket.readyState <= 1) return;
+  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+  socket = new WebSocket(`${scheme}://${location.host}/ws?access_token=${encodeURIComponent(tokens.access_token)}`);
+  socket.addEventListener('message', (event) => {
+    const data = JSON.parse(event.data);
+    if (data.type === 'conversation.updated') loadConversations($('conversation').value);
+    else if (data.conversation_id && data.conversation_id === $('conversation').value && data.type.startsWith('message.')) loadMessages();
+    else if (data.type === 'transcript.ready' && data.conversation_id === $('conversation').value) loadMessages();
+  });
+}
+
+async function loadMessages() {
+  const id = $('conversation').value;
+  if (!id) { $('messages').replaceChildren(); return; }
+  const page = await api('GET', `/conversations/${id}/messages`);
+  const me = userID();
+  $('messages').replaceChildren(...page.messages.slice().reverse().map((message) => {
+    const li = document.createElement('li');
+    li.className = message.sender_id === me ? 'callee' : 'assistant';
+    const who = document.createElement('span');
+    who.className = 'who';
+    who.textContent = `${message.sender_name} · ${new Date(message.created_at).toLocaleTimeString()}${message.urgent ? ' · urgent' : ''}`;
+    li.append(who, message.deleted_at ? 'Deleted' : (message.content ?? message.transcript ?? '(voice message)'));
+    if (message.audio_url) {
+      const audio = document.createElement('audio');
+      audio.controls = true;
+      audio.preload = 'none';
+      audio.src = message.audio_url;
+      audio.setAttribute('aria-label', `Recording from ${message.sender_name}`);
+      li.append(document.createElement('br'), audio);
+    }
+    if (!message.deleted_at && (message.content || message.transcript)) {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'secondary';
+      button.textContent = 'Play in their voice';
+      button.addEventListener('click', async () => {
+        button.disabled = true;
+        try {
+          const speech = await api('POST', `/messages/${message.id}/speech`);
+          const audio = new Audio(speech.audio_url);
+          await audio.play();
+          $('messages-status').textContent = `Playing in ${speech.voice === 'cloned' ? `${message.sender_name}'s voice` : 'a standard voice'}.`;
+        } catch (error) { fail('messages-status', error); }
+        button.disabled = false;
+      });
+      li.append(document.createElement('br'), button);
+    }
+    return li;
+  }));
+}
+$('conversation').addEventListener('change', loadMessages);
+
+$('conversation-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  try {
+    const conversation = await api('POST', '/conversations', { kind: 'direct', member_emails: [$('conversation-email').value.trim()] });
+    await loadConversations(conversation.id);
+    $('messages-status').textContent = 'Conversation ready.';
+  } catch (error) { fail('messages-status', error); }
+});
+
+let recorder = null;
+let recording = null;
+
+/** Records with MediaRecorder, then converts to 16-bit WAV (what every browser can record into, the API accepts). */
+$('record').addEventListener('click', async () => {
+  if (recorder) { recorder.stop(); return; }
+  try {
+    const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+    const chunks = [];
+    recorder = new MediaRecorder(stream);
+    recorder.addEventListener('dataavailable', (event) => chunks.push(event.data));
+    recorder.addEventListener('stop', async () => {
+      stream.getTracks().forEach((track) => track.stop());
+      recorder = null;
+      $('record').textContent = 'Record';
+      $('record').setAttribute('aria-pressed', 'false');
+      try { await review(await toWAV(new Blob(chunks, { type: chunks[0]?.type }))); } catch (error) { fail('messages-status', error); }
+    });
+    recorder.start();
+    $('record').textContent = 'Stop';
+    $('record').setAttribute('aria-pressed', 'true');
+    $('messages-status').textContent = 'Recording…';
+  } catch (error) { fail('messages-status', error); }
+});
+
+async function toWAV(blob) {
+  const context = new AudioContext();
+  const audio = await context.decodeAudioData(await blob.arrayBuffer());
+  context.close();
+  const samples = audio.getChannelData(0);
+  const buffer = new ArrayBuffer(44 + samples.length * 2);
+  const view = new DataView(buffer);
+  const text = (offset, value) => [...value].forEach((c, i) => view.setUint8(offset + i, c.charCodeAt(0)));
+  text(0, 'RIFF'); view.setUint32(4, 36 + samples.length * 2, true); text(8, 'WAVE');
+  text(12, 'fmt '); view.setUint32(16, 16, true); view.setUint16(20, 1, true); view.setUint16(22, 1, true);
+  view.setUint32(24, audio.sampleRate, true); view.setUint32(28, audio.sampleRate * 2, true); view.setUint16(32, 2, true); view.setUint16(34, 16, true);
+  text(36, 'data'); view.setUint32(40, samples.length * 2, true);
+  samples.forEach((sample, i) => view.setInt16(44 + i * 2, Math.max(-1, Math.min(1, sample)) * 0x7fff, true));
+  return new Blob([buffer], { type: 'audio/wav' });
+}
+
+async function review(wav) {
+  $('messages-status').textContent = 'Uploading and transcribing…';
+  const upload = await (await raw('POST', '/audio', { body: wav, contentType: 'audio/wav' })).json();
+  const transcript = await api('POST', '/transcriptions', { audio_id: upload.audio_id });
+  recording = upload.audio_id;
+  $('review-audio').src = URL.createObjectURL(wav);
+  $('review-transcript').value = transcript.transcript;
+  $('review').hidden = false;
+  $('messages-status').textContent = `Recorded ${upload.duration_seconds.toFixed(1)} s. Review it, then send.`;
+}
+
+$('send-voice').addEventListener('click', async () => {
+  const id = $('conversation').value;
+  if (!id || !recording) { $('messages-status').textContent = 'Choose a conversation first.'; return; }
+  try {
+    await api('POST', `/conversations/${id}/messages`, { client_message_id: crypto.randomUUID(), send_mode: 'audio', audio_id: recording });
+    recording = null;
+    $('review').hidden = true;
+    $('messages-status').textContent = 'Sent.';
+    await loadMessages();
+  } catch (error) { fail('messages-status', error); }
+});
+
+$('discard-voice').addEventListener('click', () => { recording = null; $('review').hidden = true; $('messages-status').textContent = 'Discarded.'; });
+
+$('summary').addEventListener('click', async () => {
+  const id = $('conversation').value;
+  if (!id) { $('messages-status').textContent = 'Choose a conversation first.'; return; }
+  $('messages-status').textContent = 'Summarizing…';
+  try {
+    const summary = await api('POST', `/conversations/${id}/summary`, {});
+    $('summary-text').textContent = summary.overview;
+    $('summary-audio').src = summary.audio_url ?? '';
+    $('summary-result').hidden = false;
+    $('messages-status').textContent = `Summary of ${summary.message_count} messages.`;
+  } catch (error) { fail('messages-status', error); }
+});
+
+// MARK: - Stories
+
+async function loadStories() {
+  try {
+    const [heroes, storyEvents, voices] = await Promise.all([api('GET', '/heroes'), api('GET', '/stories/events'), api('GET', '/stories/voices')]);
+    $('story-hero').replaceChildren(...heroes.heroes.map((h) => option(h.id, h.name)));
+    $('story-event').replaceChildren(...storyEvents.events.map((e) => option(e.id, e.title)));
+    $('story-voice').replaceChildren(...voices.voices.map((v) => option(v.id, `${v.name}: ${v.description}`)));
+  } catch (error) { fail('story-status', error); }
+}
+
+$('hero-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  try {
+    const hero = await api('POST', '/heroes', {
+      name: $('hero-name').value.trim(), appearance: $('hero-appearance').value.trim(),
+      traits: $('hero-traits').value.split(',').map((t) => t.trim()).filter(Boolean) });
+    await loadStories();
+    $('story-hero').value = hero.id;
+    $('story-status').textContent = `${hero.name} is ready for a story.`;
+  } catch (error) { fail('story-status', error); }
+});
+
+$('story-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  $('make-story').disabled = true;
+  try {
+    const accepted = await api('POST', '/stories', {
+      hero_id: $('story-hero').value, event_id: $('story-event').value, language: $('story-language').value,
+      voice: $('story-voice').value, length_minutes: Number($('story-length').value), illustration_count: Number($('story-pictures').value) });
+    await followStory(accepted.id);
+  } catch (error) { fail('story-status', error); }
+  $('make-story').disabled = false;
+});
+
+/** Shows the story as it is made: its text as it is written, each narration part and picture as it is ready. */
+async function followStory(id) {
+  $('story').hidden = false;
+  $('story-title').textContent = '';
+  $('story-text').textContent = '';
+  $('story-audio').replaceChildren();
+  $('story-pictures-out').replaceChildren();
+  let streamed = '';
+  for await (const event of events(`/stories/${id}/events`)) {
+    const progress = event.data;
+    if (progress.type === 'text' && progress.delta) {
+      streamed += progress.delta;
+      $('story-text').textContent = streamed;
+    } else if (progress.type === 'stage') {
+      $('story-status').textContent = `${progress.stage}: ${progress.status}`;
+    }
+    if (progress.story) drawStory(progress.story);
+    else if (progress.type === 'narration_part' || progress.type === 'illustration') drawStory(await api('GET', `/stories/${id}`));
+    if (event.name === 'done' || event.name === 'deleted') break;
+  }
+  $('story-status').textContent = 'The story is ready.';
+}
+
+function drawStory(story) {
+  $('story-title').textContent = story.title ?? '';
+  if (story.content) $('story-text').textContent = story.content;
+  const parts = story.audio?.url ? [{ url: story.audio.url, label: 'The whole story' }]
+    : (story.audio?.parts ?? []).map((p) => ({ url: p.url, label: `Part ${p.part}` }));
+  $('story-audio').replaceChildren(...parts.map((part) => {
+    const audio = document.createElement('audio');
+    audio.controls = true;
+    audio.preload = 'none';
+    audio.src = part.url;
+    audio.setAttribute('aria-label', part.label);
+    return audio;
+  }));
+  $('story-pictures-out').replaceChildren(...story.illustrations.filter((i) => i.url).map((i) => {
+    const img = document.createElement('img');
+    img.src = i.url;
+    img.alt = story.scenes.find((s) => s.number === i.number)?.text ?? `Illustration ${i.number}`;
+    return img;
+  }));
+}
+
+show();

@@ -1,0 +1,345 @@
+"""The console and the playground in a real browser: headless Chromium driven by Selenium against a running
+`chorus serve` with sandbox providers (started by scripts/browser-test, which passes its address and how to run
+`chorus admin`).
+
+Environment: CHORUS_URL (the server), CHORUS_ADMIN (a command that runs `chorus admin` against the server's database),
+CHORUS_ARTIFACTS (where screenshots go), CHROME_BINARY and CHROMEDRIVER.
+"""
+
+import base64
+import json
+import os
+import shlex
+import subprocess
+import time
+import unittest
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+BASE = os.environ["CHORUS_URL"].rstrip("/")
+ARTIFACTS = os.environ.get("CHORUS_ARTIFACTS", "browser-artifacts")
+PASSWORD = "correct horse battery"
+
+
+def http(method, path, body=None, token=None, headers=None, form=None):
+    """One request to the server; returns (status, parsed JSON or text, headers)."""
+    data = None
+    all_headers = dict(headers or {})
+    if body is not None:
+        data = json.dumps(body).encode()
+        all_headers["Content-Type"] = "application/json"
+    elif form is not None:
+        data = urllib.parse.urlencode(form).encode()
+        all_headers["Content-Type"] = "application/x-www-form-urlencoded"
+    if token:
+        all_headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(BASE + path, data=data, method=method, headers=all_headers)
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=30) as response:
+            status, raw, response_headers = response.status, response.read(), response.headers
+    except urllib.error.HTTPError as error:
+        status, raw, response_headers = error.code, error.read(), error.headers
+    text = raw.decode("utf-8", "replace")
+    try:
+        return status, json.loads(text), response_headers
+    except ValueError:
+        return status, text, response_headers
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def user_id_of(token):
+    """The account id in an access token (its `sub`)."""
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["sub"]
+
+
+def admin(action, email):
+    command = shlex.split(os.environ["CHORUS_ADMIN"]) + [action, email]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        raise AssertionError(f"chorus admin {action} failed: {result.stdout}{result.stderr}")
+
+
+def register(email):
+    status, body, _ = http("POST", "/auth/register", {"email": email, "password": PASSWORD})
+    assert status == 200, body
+    return body["access_token"]
+
+
+class BrowserTests(unittest.TestCase):
+    """Ordered: each test builds on the accounts and calls of the ones before (test_NN_ names)."""
+
+    driver = None
+    email = f"player-{uuid.uuid4().hex[:8]}@chorus.test"
+    friend = f"friend-{uuid.uuid4().hex[:8]}@chorus.test"
+    operator = f"operator-{uuid.uuid4().hex[:8]}@chorus.test"
+
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(ARTIFACTS, exist_ok=True)
+        options = webdriver.ChromeOptions()
+        options.binary_location = os.environ.get("CHROME_BINARY", "/usr/bin/chromium")
+        for argument in [
+            "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,2000",
+            "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream", "--autoplay-policy=no-user-gesture-required",
+        ]:
+            options.add_argument(argument)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        service = Service(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+        cls.driver = webdriver.Chrome(service=service, options=options)
+        cls.driver.set_script_timeout(30)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.driver:
+            cls.driver.quit()
+
+    def tearDown(self):
+        # Console errors of the page are a failure of the page.
+        errors = [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE" and "favicon" not in entry["message"]]
+        expected = [e for e in errors if " 403 " in e["message"] or " 401 " in e["message"] or " 402 " in e["message"]]
+        unexpected = [e["message"] for e in errors if e not in expected]
+        self.assertEqual(unexpected, [], "errors in the browser console")
+
+    # MARK: helpers
+
+    def shot(self, name):
+        self.driver.save_screenshot(os.path.join(ARTIFACTS, f"{name}.png"))
+
+    def wait(self, condition, timeout=30, message=""):
+        return WebDriverWait(self.driver, timeout, poll_frequency=0.1).until(condition, message)
+
+    def text(self, element_id):
+        return self.driver.find_element(By.ID, element_id).text
+
+    def usage(self, name):
+        return self.driver.find_element(By.CSS_SELECTOR, f'#usage dd[data-name="{name}"]').text
+
+    def fill(self, element_id, value):
+        field = self.driver.find_element(By.ID, element_id)
+        field.clear()
+        field.send_keys(value)
+
+    def playground_token(self):
+        return self.driver.execute_script("return JSON.parse(sessionStorage.getItem('chorus.tokens')).access_token")
+
+    def console_sign_in(self, email):
+        self.driver.get(BASE + "/console/login")
+        self.fill("email", email)
+        self.fill("password", PASSWORD)
+        self.driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+
+    # MARK: playground
+
+    def test_01_sign_up(self):
+        self.driver.get(BASE + "/playground")
+        self.shot("01-playground-signed-out")
+        self.assertTrue(self.driver.find_element(By.ID, "signed-in").get_attribute("hidden"))
+        # Every input has a label.
+        for field in self.driver.find_elements(By.CSS_SELECTOR, "input:not([type=hidden]), select, textarea"):
+            labels = self.driver.find_elements(By.CSS_SELECTOR, f'label[for="{field.get_attribute("id")}"]')
+            self.assertTrue(labels, f"a label for #{field.get_attribute('id')}")
+        self.fill("auth-email", self.email)
+        self.fill("auth-password", PASSWORD)
+        self.driver.find_element(By.ID, "sign-up").click()
+        self.wait(lambda d: d.find_element(By.ID, "signed-in").is_displayed(), message="signed in")
+        self.wait(lambda d: self.usage("Trial calls left") != "", message="usage shown")
+        self.assertEqual(self.text("who-email"), self.email)
+        self.shot("02-playground-signed-in")
+
+        # Signing out and in again.
+        self.driver.find_element(By.ID, "sign-out").click()
+        self.wait(lambda d: d.find_element(By.ID, "signed-out").is_displayed(), message="signed out")
+        self.assertFalse(self.driver.find_element(By.ID, "signed-in").is_displayed())
+        self.fill("auth-email", self.email)
+        self.fill("auth-password", "wrong password")
+        self.driver.find_element(By.ID, "sign-in").click()
+        self.wait(lambda d: self.text("auth-error") != "", message="a wrong password is refused")
+        self.fill("auth-password", PASSWORD)
+        self.driver.find_element(By.ID, "sign-in").click()
+        self.wait(lambda d: d.find_element(By.ID, "signed-in").is_displayed(), message="signed in again")
+        self.assertFalse(self.driver.find_element(By.ID, "signed-out").is_displayed())
+
+    def test_02_call_watched_live(self):
+        self.wait(lambda d: len(Select(d.find_element(By.ID, "call-scenario")).options) > 0, message="scenarios loaded")
+        Select(self.driver.find_element(By.ID, "call-scenario")).select_by_value("default")
+        trial_before = int(self.usage("Trial calls left"))
+        self.driver.find_element(By.ID, "place-call").click()
+        # A transcript line appears while the call is still going on.
+        seen_live = self.wait(
+            lambda d: d.find_elements(By.CSS_SELECTOR, "#call-transcript li") and self.text("call-status") or False,
+            timeout=40, message="a transcript line appears")
+        self.assertNotIn(seen_live, ["completed", "busy", "no-answer", "failed", "canceled"], "the line came during the call")
+        self.shot("03-playground-call-live")
+        self.wait(lambda d: self.text("call-status") == "completed", timeout=60, message="the call ends")
+        self.wait(lambda d: d.find_element(By.ID, "call-recording").is_displayed(), timeout=20, message="the recording is offered")
+        speakers = {li.get_attribute("class") for li in self.driver.find_elements(By.CSS_SELECTOR, "#call-transcript li")}
+        self.assertEqual(speakers, {"assistant", "callee"})
+        time_text = self.text("call-time")
+        used, limit = [int(x) for x in time_text.replace(" s", "").split(" / ")]
+        self.assertTrue(0 < used <= limit, time_text)
+        # The recording is a real WAV file of the call.
+        src = self.driver.find_element(By.ID, "call-audio").get_attribute("src")
+        with urllib.request.urlopen(src, timeout=30) as response:
+            wav = response.read()
+        self.assertEqual(wav[:4], b"RIFF")
+        self.assertGreater(len(wav), 8000 * 2)
+        self.wait(lambda d: int(self.usage("Trial calls left")) == trial_before - 1, message="the call is counted")
+        self.shot("04-playground-call-ended")
+        # The page matches the API.
+        status, detail, _ = http("GET", f"/mobile/calls/{self.text('call-sid')}", token=self.playground_token())
+        self.assertEqual(status, 200)
+        self.assertEqual(len(detail["transcript"]), len(self.driver.find_elements(By.CSS_SELECTOR, "#call-transcript li")))
+
+    def test_03_buy_plan(self):
+        button = self.wait(EC.element_to_be_clickable((By.CSS_SELECTOR, 'button[data-product="speech_assistant_premium_monthly"]')))
+        button.click()
+        self.wait(lambda d: "premium" in self.usage("Plan").lower(), message="the plan is premium")
+        self.assertTrue(self.text("purchase-result"))
+        self.shot("05-playground-plan-bought")
+        status, body, _ = http("GET", "/mobile/subscription-status", token=self.playground_token())
+        self.assertEqual((status, body["is_subscribed"]), (200, True))
+        self.assertIn("premium", body["subscription_tier"])
+
+    def test_04_voice_message(self):
+        register(self.friend)
+        self.fill("conversation-email", self.friend)
+        self.driver.find_element(By.CSS_SELECTOR, "#conversation-form button").click()
+        self.wait(lambda d: self.text("messages-status") == "Conversation ready.", message="a conversation")
+        record = self.driver.find_element(By.ID, "record")
+        record.click()
+        self.wait(lambda d: record.get_attribute("aria-pressed") == "true", message="recording")
+        time.sleep(2)
+        record.click()
+        self.wait(lambda d: d.find_element(By.ID, "review").is_displayed(), timeout=40, message="the recording is transcribed")
+        self.assertTrue(self.driver.find_element(By.ID, "review-transcript").get_attribute("value"))
+        self.shot("06-playground-voice-review")
+        self.driver.find_element(By.ID, "send-voice").click()
+        self.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#messages li audio"), message="the message is in the thread")
+        self.shot("07-playground-voice-sent")
+
+    def test_05_story(self):
+        self.fill("hero-name", "Mia")
+        self.driver.find_element(By.CSS_SELECTOR, "#hero-form button").click()
+        self.wait(lambda d: "Mia" in self.text("story-status"), message="a hero")
+        self.fill("story-length", "1")
+        self.fill("story-pictures", "1")
+        self.driver.find_element(By.ID, "make-story").click()
+        self.wait(lambda d: self.text("story-status") == "The story is ready.", timeout=90, message="the story is made")
+        self.assertIn("Mia", self.text("story-text"))
+        self.assertTrue(self.driver.find_elements(By.CSS_SELECTOR, "#story-audio audio"))
+        picture = self.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#story-pictures-out img"), message="a picture")[0]
+        self.wait(lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", picture), message="drawn")
+        self.shot("08-playground-story")
+
+    # MARK: console
+
+    def test_06_console_refuses_non_admins(self):
+        register(self.operator)
+        self.console_sign_in(self.operator)
+        self.wait(lambda d: "not an administrator" in d.page_source, message="refused")
+        self.shot("09-console-not-admin")
+        # An operator whose role is taken away gets 403 on every console route, pages and API alike.
+        admin("grant", self.operator)
+        self.console_sign_in(self.operator)
+        self.wait(lambda d: d.current_url.rstrip("/").endswith("/console"), message="signed in")
+        cookie = self.driver.get_cookie("chorus_console")["value"]
+        csrf = self.driver.find_element(By.CSS_SELECTOR, 'meta[name="csrf-token"]').get_attribute("content")
+        admin("revoke", self.operator)
+        _, contract, _ = http("GET", "/openapi.json")
+        routes = [
+            (method.upper(), path)
+            for path, item in contract["paths"].items() if path.startswith("/console") and not path.startswith("/console/login")
+            for method in item if method in ("get", "post")
+        ]
+        self.assertGreaterEqual(len(routes), 12)
+        for method, path in routes:
+            concrete = path.replace("{user_id}", "00000000-0000-0000-0000-000000000000").replace("{call_id}", "1")
+            concrete = concrete.replace("{story_id}", "x").replace("{job_id}", "1")
+            status, _, _ = http(method, concrete, headers={"Cookie": f"chorus_console={cookie}", "X-CSRF-Token": csrf},
+                                body={} if method == "POST" else None)
+            self.assertEqual(status, 403, f"{method} {concrete}")
+        self.driver.get(BASE + "/console")
+        self.assertIn("not an administrator", self.driver.page_source)
+
+    def test_07_console_overview_matches_api(self):
+        admin("grant", self.operator)
+        self.console_sign_in(self.operator)
+        self.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#calls dd"), message="the overview")
+        self.wait(lambda d: "(live)" in self.text("live-state"), message="the live view is connected")
+        overview = self.driver.execute_async_script(
+            "const done = arguments[0]; fetch('/console/api/overview').then((r) => r.json()).then(done)")
+        rows = dict(zip([e.text for e in self.driver.find_elements(By.CSS_SELECTOR, "#calls dt")],
+                        [e.text for e in self.driver.find_elements(By.CSS_SELECTOR, "#calls dd")]))
+        self.assertEqual(rows["Today"], str(overview["calls"]["today"]))
+        self.assertEqual(rows["In progress"], str(overview["calls"]["in_progress"]))
+        self.assertEqual(rows["Answered today"], str(overview["calls"]["answered_today"]))
+        users = dict(zip([e.text for e in self.driver.find_elements(By.CSS_SELECTOR, "#users dt")],
+                         [e.text for e in self.driver.find_elements(By.CSS_SELECTOR, "#users dd")]))
+        self.assertEqual(users["Accounts"], str(overview["users"]["total"]))
+        # And the API matches what happened: three accounts, the one call, the premium plan, providers used.
+        self.assertEqual(overview["users"]["total"], 3)
+        self.assertEqual((overview["calls"]["today"], overview["calls"]["answered_today"]), (1, 1))
+        self.assertIn({"name": "premium", "count": 1}, overview["users"]["by_plan"])
+        providers = {(p["provider"], p["operation"]) for p in overview["providers"]}
+        self.assertIn(("twilio", "create_call"), providers)
+        self.assertIn(("openai", "chat.completions"), providers)
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "#providers tr")), len(overview["providers"]))
+        self.shot("10-console-overview")
+
+        # A call placed now shows up live, then leaves the list.
+        status, _, _ = http("POST", "/mobile/make-call", {"phone_number": "+15555550199", "scenario": "default"}, token=register(
+            f"caller-{uuid.uuid4().hex[:8]}@chorus.test"))
+        self.assertEqual(status, 200)
+        self.wait(lambda d: any("+15•" in row.text for row in d.find_elements(By.CSS_SELECTOR, "#live-calls tr")), message="the call live")
+        self.shot("11-console-live-call")
+        self.wait(lambda d: "No call in progress" in self.text("live-calls"), timeout=60, message="the call leaves the list")
+
+    def test_08_admin_action_is_audited(self):
+        user_id = user_id_of(register(f"grantee-{uuid.uuid4().hex[:8]}@chorus.test"))
+        self.fill("grant-user", user_id)
+        self.fill("grant-calls", "2")
+        self.driver.find_element(By.CSS_SELECTOR, 'form[data-path$="grant-calls"] button').click()
+        self.wait(lambda d: "2" in self.text("action-result"), message="the grant is confirmed")
+        self.wait(lambda d: any("grant_calls" in li.text and user_id in li.text
+                                for li in d.find_elements(By.CSS_SELECTOR, "#audit li")), message="the audit log")
+        self.shot("12-console-action-audited")
+        audit = self.driver.execute_async_script(
+            "const done = arguments[0]; fetch('/console/api/audit').then((r) => r.json()).then(done)")
+        entry = audit["entries"][0]
+        self.assertEqual((entry["actor"], entry["action"], entry["target"]), (self.operator, "grant_calls", f"user:{user_id}"))
+
+    def test_09_changes_without_csrf_are_refused(self):
+        result = self.driver.execute_async_script(
+            """const done = arguments[0];
+            fetch('/console/api/calls/1/refund', { method: 'POST' }).then((r) => done(r.status));""")
+        self.assertEqual(result, 403)
+        result = self.driver.execute_async_script(
+            """const done = arguments[0];
+            fetch('/console/logout', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'x=1' })
+              .then((r) => done(r.status));""")
+        self.assertEqual(result, 403)
+        # The sign-in form without its token is refused too.
+        status, _, _ = http("POST", "/console/login", form={"email": self.operator, "password": PASSWORD})
+        self.assertEqual(status, 403)
+        # Still signed in: the refused posts changed nothing.
+        self.driver.get(BASE + "/console")
+        self.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#calls dd"), message="still signed in")
+        self.shot("13-console-after-refused-posts")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
