@@ -22,13 +22,14 @@ struct TwilioWebhookController: RouteCollection {
         guard let status = CallStatus(rawValue: statusText) else { throw APIError.invalid("CallStatus", "Unknown call status") }
         let callID = try req.query.get(Int?.self, at: "call_id")
         let duration = form["CallDuration"].flatMap { Int($0) }
-        let update = try await req.store.applyCallStatus(
+        let store = req.store
+        let update = try await store.applyCallStatus(
             callID: callID, callSid: sid, status: status, durationSeconds: duration, now: services.now()
         )
         guard let call = update.call else { throw APIError.notFound("Unknown call") }
         // A call that ended without a stream here (unanswered, or streamed by another instance) releases its session.
         if status.isTerminal { services.bridges.discard(callID: call.id) }
-        if update.applied { await services.publishCallStatus(callID: call.id, store: req.store) }
+        if update.applied { await services.publishCallStatus(callID: call.id, store: store) }
         req.logger.info(
             "call status",
             metadata: [
