@@ -36,19 +36,14 @@ extension CallsController {
     @Sendable
     func events(_ req: Request) async throws -> Response {
         let user = try req.user
-        // Listen before reading the call, so no change between the snapshot and the first event is missed.
-        let stream = HubEventStream(hub: services.messaging.hub, key: user.id)
-        let call: CallRecord
-        let snapshot: CallDetailResponse
-        do {
+        let (stream, loaded) = try await HubEventStream.listening(hub: services.messaging.hub, key: user.id) {
+            () async throws -> (CallRecord, CallDetailResponse) in
             guard let sid = req.parameters.get("call_sid"), let found = try await req.store.call(sid: sid, userID: user.id),
                 let detail = try await Self.detail(found, store: req.store)
             else { throw APIError.notFound("Call not found") }
-            (call, snapshot) = (found, detail)
-        } catch {
-            stream.cancel()
-            throw error
+            return (found, detail)
         }
+        let (call, snapshot) = loaded
         let store = req.store
         let sid = snapshot.call.callSid
         return stream.response { sse in

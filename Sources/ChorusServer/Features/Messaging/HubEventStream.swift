@@ -29,6 +29,20 @@ final class HubEventStream: Sendable {
         self.listener = hub.listen(userID: key, { continuation.yield($0) }, close: { continuation.finish() })
     }
 
+    /// Starts listening to `key`, then reads the snapshot with `load` — so no change between the snapshot and the first
+    /// event is missed — and stops listening if `load` throws.
+    static func listening<Snapshot: Sendable>(
+        hub: RealtimeHub, key: String, then load: () async throws -> Snapshot
+    ) async throws -> (HubEventStream, Snapshot) {
+        let stream = HubEventStream(hub: hub, key: key)
+        do {
+            return (stream, try await load())
+        } catch {
+            stream.cancel()
+            throw error
+        }
+    }
+
     /// Stops listening; the event sequence ends.
     func cancel() {
         hub.stopListening(listener, userID: key)

@@ -424,18 +424,13 @@ struct StoriesController: RouteCollection {
     @Sendable
     func progress(_ req: Request) async throws -> Response {
         let user = try req.user
-        // Listen before reading the story, so no change between the snapshot and the first event is missed.
-        let stream = HubEventStream(hub: services.messaging.hub, key: user.id)
-        let story: StoryRecord
-        let snapshot: StoryDTO
-        do {
-            story = try await ownedStory(req)
-            snapshot = try await services.storyDTO(story, store: req.store)
-        } catch {
-            stream.cancel()
-            throw error
-        }
         let services = self.services
+        let (stream, loaded) = try await HubEventStream.listening(hub: services.messaging.hub, key: user.id) {
+            () async throws -> (StoryRecord, StoryDTO) in
+            let story = try await self.ownedStory(req)
+            return (story, try await services.storyDTO(story, store: req.store))
+        }
+        let (story, snapshot) = loaded
         let store = req.store
         return stream.response { sse in
             try await sse.send("snapshot", StoryProgressDTO(type: "snapshot", storyID: story.id, story: snapshot))
