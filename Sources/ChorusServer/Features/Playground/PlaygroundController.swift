@@ -19,8 +19,7 @@ struct PlaygroundController: RouteCollection {
     @Sendable
     func page(_ req: Request) async throws -> Response {
         let sandbox = !services.configuration.isProduction
-        let response = ConsoleController.html(
+        return ConsoleController.html(
             PlaygroundPages.page(sandbox: sandbox, sandboxTelephony: sandbox && services.configuration.twilio == nil))
-        return response
     }
 }

@@ -105,6 +105,12 @@ function drawLive() {
   }));
   if (live.calls.length === 0) body.replaceChildren(row(['No call in progress', '', '', '', '', '']));
 }
+// A change in the calls refreshes the figures too, at most every 2 s.
+let refreshTimer = null;
+function refreshSoon() {
+  if (refreshTimer) return;
+  refreshTimer = setTimeout(() => { refreshTimer = null; refresh(); }, 2000);
+}
 function connectLive() {
   const source = new EventSource('/console/api/live');
   const state = document.getElementById('live-state');
@@ -114,7 +120,7 @@ function connectLive() {
     const current = new Set(live.calls.map((c) => c.call_sid));
     for (const sid of live.lines.keys()) if (!current.has(sid)) live.lines.delete(sid);
     drawLive();
-    refresh();
+    refreshSoon();
   });
   source.addEventListener('transcript', (event) => {
     const progress = JSON.parse(event.data);
