@@ -66,7 +66,7 @@ extension SandboxTwilio {
         /// The callee's microphone carries very low noise when it is not speaking (`false`: digital silence, 0xFF).
         public var calleeNoise: Bool
         /// Keep each call's recording — both sides mixed, as the callee's phone would record it, at most
-        /// ``maximumRecordingSeconds`` — for ``SandboxTwilio/recording(sid:)`` and `GET /calls/{sid}/recording.wav`.
+        /// ``maximumRecordingSeconds`` — for ``SandboxTwilio/recording(sid:)`` and `GET /calls/{call_sid}/recording.wav`.
         public var recordsCalls: Bool
 
         /// The longest recording kept per call.

@@ -229,7 +229,7 @@ public final class SandboxTwilio: Sendable {
     // MARK: - Routes
 
     /// Mounts the Calls API (`/2010-04-01/Accounts/:sid/Calls…`) and the control API
-    /// (`PUT|DELETE /callees/:number`, `GET /calls`, `GET /calls/:sid/recording.wav`) on `routes`.
+    /// (`PUT|DELETE /callees/:number`, `GET /calls`, `GET /calls/:call_sid/recording.wav`) on `routes`.
     ///
     /// `PUT /callees/:number` takes JSON with every member optional: `behavior` (`answer|no-answer|busy|failed`),
     /// `talk_seconds`, `callbacks` (`false` drops status callbacks) and the ``CalleeScript``: `lines`,
@@ -258,8 +258,8 @@ public final class SandboxTwilio: Sendable {
         routes.get("calls") { _ async -> Response in
             SandboxJSON.response(CallList(calls: self.calls()))
         }
-        routes.get("calls", ":sid", "recording.wav") { request async -> Response in
-            guard let sid = request.parameters.get("sid"), let recording = self.recording(sid: sid) else {
+        routes.get("calls", ":call_sid", "recording.wav") { request async -> Response in
+            guard let sid = request.parameters.get("call_sid"), let recording = self.recording(sid: sid) else {
                 return SandboxJSON.detail("No call with a media stream has this sid.", status: .notFound)
             }
             var headers = HTTPHeaders()

@@ -88,6 +88,29 @@ struct SystemTests {
         }
     }
 
+    @Test("the playground: served outside production with its sandbox parts, off in production unless opted in, off when turned off")
+    func playground() async throws {
+        try await TestServer.run(on: .sqlite) { server in
+            let page = try await server.request(.GET, "/playground")
+            #expect(page.status == 200 && page.headers.first(name: "Content-Type")?.hasPrefix("text/html") == true)
+            #expect(page.text.contains(#"src="/assets/playground.js""#) && page.text.contains(#"name="chorus-sandbox" content="true""#))
+            #expect(page.headers.first(name: "Content-Security-Policy")?.contains("script-src 'self'") == true)
+            let script = try await server.request(.GET, "/assets/playground.js")
+            #expect(script.status == 200 && script.text.contains("/mobile/calls/") && script.text.contains("/sandbox/app-store/purchases"))
+        }
+        for environment in [["CHORUS_PLAYGROUND": "false"], ["CHORUS_ENVIRONMENT": "production"]] {
+            try await TestServer.run(on: .sqlite, environment: environment) { server in
+                let page = try await server.request(.GET, "/playground")
+                #expect(page.status == 404, "\(environment)")
+            }
+        }
+        try await TestServer.run(on: .sqlite, environment: ["CHORUS_ENVIRONMENT": "production", "CHORUS_PLAYGROUND": "yes"]) { server in
+            let page = try await server.request(.GET, "/playground")
+            #expect(page.status == 200 && page.text.contains(#"name="chorus-sandbox" content="false""#))
+        }
+        #expect(throws: ConfigurationError.self) { try ChorusConfiguration.load(from: ["CHORUS_PLAYGROUND": "maybe"]) }
+    }
+
     @Test("production: development endpoints do not exist", arguments: [TestDatabase.sqlite])
     func productionHidesTestEndpoints(_ database: TestDatabase) async throws {
         try await TestServer.run(on: database, environment: ["CHORUS_ENVIRONMENT": "production"]) { server in
