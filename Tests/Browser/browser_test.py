@@ -341,6 +341,30 @@ class BrowserTests(unittest.TestCase):
         self.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#calls dd"), message="still signed in")
         self.shot("13-console-after-refused-posts")
 
+    def test_10_phone_sized(self):
+        # The playground on a phone-sized screen: one column, nothing wider than the screen.
+        self.driver.set_window_size(390, 844)
+        try:
+            self.driver.get(BASE + "/playground")
+            self.wait(lambda d: d.find_element(By.ID, "signed-in").is_displayed(), message="still signed in")
+            overflow = self.driver.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            self.assertLessEqual(overflow, 0, "no horizontal scrolling")
+            sections = self.driver.find_elements(By.CSS_SELECTOR, "#signed-in > section")
+            self.assertEqual(len({round(section.location["x"]) for section in sections}), 1, "one column")
+            # Keyboard: the first controls are reached with Tab, in order, with a visible focus.
+            self.driver.find_element(By.TAG_NAME, "body").click()
+            from selenium.webdriver.common.keys import Keys
+            focused = []
+            for _ in range(3):
+                self.driver.switch_to.active_element.send_keys(Keys.TAB)
+                focused.append(self.driver.switch_to.active_element.get_attribute("id"))
+            self.assertEqual(focused[0], "sign-out")
+            outline = self.driver.execute_script("return getComputedStyle(document.activeElement).outlineStyle")
+            self.assertNotEqual(outline, "none")
+            self.shot("14-playground-phone")
+        finally:
+            self.driver.set_window_size(1280, 2000)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -28,6 +28,7 @@ struct CallReconciliationJob {
         let update = try await store.applyCallStatus(
             callID: id, callSid: sid, status: status, durationSeconds: reported.durationSeconds, now: services.now()
         )
+        if update.applied { await services.publishCallStatus(callID: id, store: store) }
         logger.notice(
             "call reconciled from the provider",
             metadata: [

@@ -172,8 +172,8 @@ struct ConsoleController: RouteCollection {
 
     /// `GET /console/api/live`: server-sent events of the calls in progress. A `calls` event (``ConsoleLiveDTO``) when
     /// the stream opens and whenever a call starts, changes or ends (at most 4 per second), and a `transcript` event
-    /// (``CallProgressDTO``) for every line spoken on a call. The session is checked again every 15 s: a revoked
-    /// operator's stream ends.
+    /// (``CallProgressDTO``) for every line spoken on a call. Every 15 s the session is checked again (a revoked
+    /// operator's stream ends) and the list is sent again.
     @Sendable
     func live(_ req: Request) async throws -> Response {
         let token = req.cookies[Self.sessionCookie]?.string ?? ""
@@ -201,7 +201,9 @@ struct ConsoleController: RouteCollection {
                     guard let session = try await store.consoleSession(tokenHash: TokenIssuer.hash(opaqueToken: token), now: services.now()),
                         session.admin
                     else { return }
-                    try await sse.keepAlive()
+                    // The list is read again too: a call that ends without an event (released before reaching the
+                    // provider) leaves it within 15 s.
+                    try await sendCalls()
                 } else if text == HubEventStream.recheck {
                     if pending { try await sendCalls() }
                 } else if let event = try? decoder.decode(RealtimeEventDTO.self, from: Data(text.utf8)), let progress = event.call {
