@@ -20,7 +20,9 @@ import uuid
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -207,7 +209,7 @@ class BrowserTests(unittest.TestCase):
     def test_03_buy_plan(self):
         button = self.wait(EC.element_to_be_clickable((By.CSS_SELECTOR, 'button[data-product="speech_assistant_premium_monthly"]')))
         button.click()
-        self.wait(lambda d: "premium" in self.usage("Plan").lower(), message="the plan is premium")
+        self.wait(lambda d: self.usage("Plan") == "Premium", message="the plan is premium")
         self.assertTrue(self.text("purchase-result"))
         self.shot("05-playground-plan-bought")
         status, body, _ = http("GET", "/mobile/subscription-status", token=self.playground_token())
@@ -352,13 +354,13 @@ class BrowserTests(unittest.TestCase):
             sections = self.driver.find_elements(By.CSS_SELECTOR, "#signed-in > section")
             self.assertEqual(len({round(section.location["x"]) for section in sections}), 1, "one column")
             # Keyboard: the first controls are reached with Tab, in order, with a visible focus.
-            self.driver.find_element(By.TAG_NAME, "body").click()
-            from selenium.webdriver.common.keys import Keys
+            self.driver.execute_script("document.activeElement && document.activeElement.blur()")
             focused = []
             for _ in range(3):
-                self.driver.switch_to.active_element.send_keys(Keys.TAB)
-                focused.append(self.driver.switch_to.active_element.get_attribute("id"))
-            self.assertEqual(focused[0], "sign-out")
+                ActionChains(self.driver).send_keys(Keys.TAB).perform()
+                element = self.driver.switch_to.active_element
+                focused.append(element.get_attribute("id") or element.text)
+            self.assertEqual(focused, ["sign-out", "Buy Basic Plan", "Buy Premium Plan"], "Tab follows the page's order")
             outline = self.driver.execute_script("return getComputedStyle(document.activeElement).outlineStyle")
             self.assertNotEqual(outline, "none")
             self.shot("14-playground-phone")

@@ -157,7 +157,7 @@ async function loadAccount() {
     const [usage, status, pricing] = await Promise.all([
       api('GET', '/mobile/usage-stats'), api('GET', '/mobile/subscription-status'), api('GET', '/mobile/pricing')]);
     rows('usage', [
-      ['Plan', usage.subscription_tier ?? (usage.is_trial_active ? 'Free trial' : 'None')],
+      ['Plan', usage.subscription_tier ? planName(usage.subscription_tier) : (usage.is_trial_active ? 'Free trial' : 'None')],
       ['Trial calls left', usage.trial_calls_remaining],
       ['Calls this week', usage.calls_made_this_week],
       ['Calls this month', usage.calls_made_this_month],
@@ -178,12 +178,18 @@ async function loadAccount() {
         button.textContent = `Buy ${item.name}`;
         button.dataset.product = item.product_id;
         button.addEventListener('click', () => buy(item, button));
-        li.append(' ', button);
+        li.append(button);
       }
       return li;
     }));
     if (!sandbox) $('purchase-result').textContent = 'Purchases happen in the iOS app.';
   } catch (error) { fail('purchase-result', error); }
+}
+
+/** `mobile_premium` → `Premium`. */
+function planName(tier) {
+  const name = tier.replace(/^(mobile|web)_/, '');
+  return name.charAt(0).toUpperCase() + name.slice(1);
 }
 
 /** Buys through the sandbox App Store: it signs a transaction for this account, which the server then verifies. */
