@@ -63,6 +63,17 @@ struct MessagingModelTests {
         #expect(MessagingEvent(RealtimeEventDTO(type: "presence", userID: "u2", online: true)) == .presence(userID: "u2", online: true))
         #expect(MessagingEvent(RealtimeEventDTO(type: "conversation.updated", conversationID: "c1")) == .conversationUpdated(conversationID: "c1"))
         #expect(MessagingEvent(RealtimeEventDTO(type: "error", detail: "Conversation not found")) == .error(detail: "Conversation not found"))
+        let item = CallHistoryItem(
+            id: 7, phoneNumber: "+14155550100", scenario: "default", status: "in-progress", createdAt: Date(timeIntervalSince1970: 0),
+            callSid: "CA1", durationSeconds: nil, endedReason: nil, durationLimit: 60)
+        #expect(
+            MessagingEvent(RealtimeEventDTO(type: "call.progress", call: CallProgressDTO(type: "status", callSid: "CA1", call: item)))
+                == .callUpdated(Call(item)))
+        let line = CallTranscriptLine(speaker: "callee", text: "Hello?", atMs: 2_140, interrupted: false)
+        let spoken = MessagingEvent(RealtimeEventDTO(type: "call.progress", call: CallProgressDTO(type: "transcript", callSid: "CA1", line: line)))
+        #expect(spoken == .callTranscript(callSID: "CA1", line: CallDetail.TranscriptLine(line)))
+        if case .callTranscript(_, let received) = spoken { #expect(received.speaker == .callee && received.offset == 2.14) }
+        #expect(MessagingEvent(RealtimeEventDTO(type: "call.progress")) == .unknown("call.progress"))
         #expect(MessagingEvent(RealtimeEventDTO(type: "pong")) == nil)
         #expect(MessagingEvent(RealtimeEventDTO(type: "reaction.added", conversationID: "c1")) == .unknown("reaction.added"))
         #expect(MessagingEvent(RealtimeEventDTO(type: "message.created")) == .unknown("message.created"))

@@ -486,8 +486,8 @@ public struct MessagingProfile: Sendable, Hashable {
     }
 }
 
-/// Something that happened in the user's conversations, pushed over the realtime connection (`GET /ws`), from
-/// ``VoiceClient/events()`` or ``MessagingConnection/events``.
+/// Something that happened in the user's conversations or calls, pushed over the realtime connection (`GET /ws`),
+/// from ``VoiceClient/events()`` or ``MessagingConnection/events``.
 public enum MessagingEvent: Sendable, Hashable {
     /// A message was sent to one of the user's conversations (the user's own included).
     case messageCreated(Message)
@@ -508,6 +508,12 @@ public enum MessagingEvent: Sendable, Hashable {
     /// A conversation changed (created, members added or removed): fetch it again with
     /// ``ConversationsClient/conversation(id:)`` — unless the user was removed, then it answers 404.
     case conversationUpdated(conversationID: String)
+    /// One of the user's calls changed: its status, ended reason or duration (`call.progress`). When the call is
+    /// over, ``CallsClient/call(sid:)`` has its saved transcript and latency figures.
+    case callUpdated(Call)
+    /// A line of one of the user's calls was just spoken (`call.progress`), while the call goes on: show the
+    /// conversation live. Lines can arrive out of order; sort by ``CallDetail/TranscriptLine/offset``.
+    case callTranscript(callSID: String, line: CallDetail.TranscriptLine)
     /// The server refused something this connection sent, e.g. typing in a conversation the user is not a member
     /// of; `detail` says what.
     case error(detail: String)
@@ -534,6 +540,12 @@ public enum MessagingEvent: Sendable, Hashable {
         case ("typing", _, let conversationID?, let userID?): self = .typing(conversationID: conversationID, userID: userID)
         case ("presence", _, _, let userID?): self = .presence(userID: userID, online: dto.online ?? false)
         case ("conversation.updated", _, let conversationID?, _): self = .conversationUpdated(conversationID: conversationID)
+        case ("call.progress", _, _, _):
+            switch (dto.call?.call, dto.call?.line, dto.call?.detail?.call) {
+            case (let call?, _, _), (_, _, let call?): self = .callUpdated(Call(call))
+            case (nil, let line?, nil): self = .callTranscript(callSID: dto.call?.callSid ?? "", line: CallDetail.TranscriptLine(line))
+            default: self = .unknown(dto.type)
+            }
         case ("error", _, _, _): self = .error(detail: dto.detail ?? "")
         default: self = .unknown(dto.type)
         }
