@@ -206,9 +206,13 @@ struct LiveCallTests {
                 return (try? decoder.decode(ConsoleLiveDTO.self, from: Data((last?.data ?? "").utf8)))?.calls.isEmpty == true
             }
 
-            // Someone else's call is not found.
+            // Someone else's call is not found; without a token, nothing is streamed.
             let stranger = try await server.register().accessToken
             #expect(try await server.request(.GET, "/mobile/calls/\(placed.callSid)/events", token: stranger).status == 404)
+            #expect(try await server.request(.GET, "/mobile/calls/\(placed.callSid)/events").status == 401)
+            // A call that is over: the snapshot, then `done` at once.
+            let replay = try await server.request(.GET, "/mobile/calls/\(placed.callSid)/events", token: token)
+            #expect(replay.text.split(separator: "\n").filter { $0.hasPrefix("event: ") } == ["event: snapshot", "event: done"])
         }
     }
 
