@@ -60,10 +60,16 @@ struct Bridge: AsyncParsableCommand {
 enum ProcessProbe {
     /// CPU time (user + system) of this process, in milliseconds.
     static func cpuMilliseconds() -> Double {
+        let (user, kernel) = cpuSplitMilliseconds()
+        return user + kernel
+    }
+
+    /// CPU time of this process in user space and in the kernel (system calls, loopback TCP), in milliseconds.
+    static func cpuSplitMilliseconds() -> (user: Double, kernel: Double) {
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
         func ms(_ time: timeval) -> Double { Double(time.tv_sec) * 1_000 + Double(time.tv_usec) / 1_000 }
-        return ms(usage.ru_utime) + ms(usage.ru_stime)
+        return (ms(usage.ru_utime), ms(usage.ru_stime))
     }
 
     /// Resident memory of this process, in bytes.
@@ -160,6 +166,8 @@ struct BridgeReport {
     var relayToTwilio: LatencyHistogram?
     var bargeIn: LatencyHistogram
     var cpuMsPerCallSecond: Double?
+    /// The kernel's share of ``cpuMsPerCallSecond``, 0–1.
+    var kernelShare: Double? = nil
     var rssPerCallKiB: Double?
     var callSeconds: Double
     var framesLost: Int
@@ -175,7 +183,9 @@ struct BridgeReport {
             "relay Twilio→OpenAI   p50 \(ms(relayToRealtime, 50)) ms  p99 \(ms(relayToRealtime, 99)) ms  (\(relayToRealtime?.count ?? 0) frames)")
         Swift.print("relay OpenAI→Twilio   p50 \(ms(relayToTwilio, 50)) ms  p99 \(ms(relayToTwilio, 99)) ms  (\(relayToTwilio?.count ?? 0) frames)")
         Swift.print("barge-in reaction     p50 \(ms(bargeIn, 50)) ms  p99 \(ms(bargeIn, 99)) ms  (\(bargeIn.count) barge-ins)")
-        Swift.print("CPU per call-second   \(cpuMsPerCallSecond.map { String(format: "%.3f ms", $0) } ?? "n/a")")
+        Swift.print(
+            "CPU per call-second   \(cpuMsPerCallSecond.map { String(format: "%.3f ms", $0) } ?? "n/a")"
+                + (kernelShare.map { String(format: " (%.0f %% of it in the kernel)", $0 * 100) } ?? ""))
         Swift.print("RSS per call          \(rssPerCallKiB.map { String(format: "%.0f KiB", $0) } ?? "n/a")")
         Swift.print("frames lost \(framesLost), sockets left open \(leakedSockets)")
         let relayP99 = [relayToRealtime, relayToTwilio].compactMap { $0?.percentile(99) }.max()
@@ -255,8 +265,9 @@ struct ChorusBridgeBench {
                 try await group.waitForAll()
             }
             // CPU is measured in the steady state: from when every call is bridged until the first callee hangs up.
-            var steady: (cpu: Double, start: ContinuousClock.Instant)?
+            var steady: (cpu: Double, kernel: Double, start: ContinuousClock.Instant)?
             var steadyCPU: Double?
+            var kernelShare: Double?
             let steadyEnd = ContinuousClock.now + .seconds(seconds - 1.5)
             // Sample memory while the calls run, until every call has ended.
             var peakRSS = rssBefore
@@ -265,12 +276,18 @@ struct ChorusBridgeBench {
             while ContinuousClock.now < deadline {
                 peakRSS = max(peakRSS, ProcessProbe.residentBytes())
                 let open = metrics.snapshot().openBridges
-                if steady == nil, open == calls { steady = (ProcessProbe.cpuMilliseconds(), ContinuousClock.now) }
+                if steady == nil, open == calls {
+                    let split = ProcessProbe.cpuSplitMilliseconds()
+                    steady = (split.user + split.kernel, split.kernel, ContinuousClock.now)
+                }
                 if let start = steady, steadyCPU == nil, ContinuousClock.now >= steadyEnd || open < calls {
                     let elapsed = ContinuousClock.now - start.start
                     let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
                     if open == calls, wall > 1 {
-                        steadyCPU = (ProcessProbe.cpuMilliseconds() - start.cpu) / (wall * Double(calls))
+                        let split = ProcessProbe.cpuSplitMilliseconds()
+                        let used = split.user + split.kernel - start.cpu
+                        steadyCPU = used / (wall * Double(calls))
+                        kernelShare = used > 0 ? (split.kernel - start.kernel) / used : nil
                     } else {
                         steadyCPU = -1
                     }
@@ -303,7 +320,7 @@ struct ChorusBridgeBench {
 
             BridgeReport(
                 calls: calls, relayToRealtime: snapshot.relayToRealtime, relayToTwilio: snapshot.relayToTwilio,
-                bargeIn: snapshot.bargeInReaction, cpuMsPerCallSecond: steadyCPU.flatMap { $0 >= 0 ? $0 : nil },
+                bargeIn: snapshot.bargeInReaction, cpuMsPerCallSecond: steadyCPU.flatMap { $0 >= 0 ? $0 : nil }, kernelShare: kernelShare,
                 rssPerCallKiB: Double(max(0, peakRSS - rssBefore)) / 1_024 / Double(calls), callSeconds: callSeconds,
                 framesLost: lost, leakedSockets: leaked
             ).print()
