@@ -50,7 +50,8 @@ public final class SandboxRealtime: Sendable {
         /// What the model says: response *n* of a session speaks line *n* (cycling), so the first line is the greeting.
         public var replyLines: [String]
         /// Transcripts of the caller's turns, in order, when input transcription is on; afterwards (or when empty) a
-        /// turn is transcribed as `(caller speech, 1.4 s)`.
+        /// turn is transcribed as the simulated callee's line when the sandbox's Twilio emulator spoke it (see
+        /// ``SandboxCalleeLines``), otherwise as `(caller speech, 1.4 s)`.
         public var callerTranscripts: [String]
         /// Milliseconds after the session starts at which it fails; `nil` never.
         public var failAfterMs: Int?
@@ -159,6 +160,7 @@ public final class SandboxRealtime: Sendable {
     private let initialBehavior: Behavior
     private let behaviorBox: NIOLockedValueBox<Behavior>
     private let recorderBox: NIOLockedValueBox<SandboxRecorder?>
+    private let calleeLinesBox = NIOLockedValueBox<SandboxCalleeLines?>(nil)
     private let state = NIOLockedValueBox(State())
     let speechCache = RealtimeSpeechCache()
 
@@ -212,6 +214,12 @@ public final class SandboxRealtime: Sendable {
     /// Records received messages in `recorder` from now on, unless a recorder is already attached.
     public func attach(recorder: SandboxRecorder) {
         recorderBox.withLockedValue { $0 = $0 ?? recorder }
+    }
+
+    /// Transcribes the callers' turns of sessions opened from now on as the lines in `calleeLines` their audio
+    /// belongs to (when the behavior gives no ``Behavior/callerTranscripts``).
+    public func attach(calleeLines: SandboxCalleeLines) {
+        calleeLinesBox.withLockedValue { $0 = calleeLines }
     }
 
     /// Every session (open and closed), oldest first.
@@ -351,7 +359,7 @@ public final class SandboxRealtime: Sendable {
         let log = RealtimeSessionLog(id: id, model: model)
         let connection = RealtimeConnection(
             id: id, model: model, socket: socket, behavior: behavior, log: log, recorder: recorder, cache: speechCache,
-            logger: logger,
+            calleeLines: calleeLinesBox.withLockedValue { $0 }, logger: logger,
             onClose: { [weak self] id in
                 self?.state.withLockedValue { _ = $0.open.removeValue(forKey: id) }
             }

@@ -17,6 +17,9 @@ final class RealtimeConnection: @unchecked Sendable {
     private let socket: WebSocket
     private let behavior: SandboxRealtime.Behavior
     private let recorder: SandboxRecorder?
+    private let calleeLines: SandboxCalleeLines?
+    /// The simulated callee's line the current turn's audio belongs to, once recognized.
+    private var recognizedLine: String?
     private let cache: RealtimeSpeechCache
     private let logger: Logger
     private let onClose: @Sendable (String) -> Void
@@ -77,8 +80,10 @@ final class RealtimeConnection: @unchecked Sendable {
 
     init(
         id: String, model: String, socket: WebSocket, behavior: SandboxRealtime.Behavior, log: RealtimeSessionLog,
-        recorder: SandboxRecorder?, cache: RealtimeSpeechCache, logger: Logger, onClose: @escaping @Sendable (String) -> Void
+        recorder: SandboxRecorder?, cache: RealtimeSpeechCache, calleeLines: SandboxCalleeLines? = nil, logger: Logger,
+        onClose: @escaping @Sendable (String) -> Void
     ) {
+        self.calleeLines = calleeLines
         self.id = id
         self.socket = socket
         self.eventLoop = socket.eventLoop
@@ -286,6 +291,9 @@ final class RealtimeConnection: @unchecked Sendable {
 
     /// Appends base64 audio (`bytes[range]`), running the detector on every complete 20 ms window.
     private func appendAudio(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, eventID: String?, counted: Bool = false) {
+        if recognizedLine == nil, let calleeLines, speech != nil || voicedRun > 0 {
+            recognizedLine = calleeLines.line(containing: String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self))
+        }
         let before = window.count
         let valid = RealtimeBase64.decode(bytes, range, appendingTo: &window)
         inputBufferBytes += window.count - before
@@ -334,6 +342,7 @@ final class RealtimeConnection: @unchecked Sendable {
             }
         } else {
             voicedRun = 0
+            recognizedLine = nil
         }
     }
 
@@ -422,6 +431,7 @@ final class RealtimeConnection: @unchecked Sendable {
 
     private func clearBuffer() {
         inputBufferBytes = 0
+        recognizedLine = nil
         resetDetector()
         emit("input_audio_buffer.cleared", [:])
     }
@@ -448,6 +458,8 @@ final class RealtimeConnection: @unchecked Sendable {
             let text: String
             if transcriptsUsed < behavior.callerTranscripts.count {
                 text = behavior.callerTranscripts[transcriptsUsed]
+            } else if let recognizedLine {
+                text = recognizedLine
             } else {
                 text = "(caller speech, \(String(format: "%.1f", Double(durationMs) / 1_000)) s)"
             }
@@ -460,6 +472,7 @@ final class RealtimeConnection: @unchecked Sendable {
                     "usage": ["type": "duration", "seconds": .double(Double(durationMs) / 1_000)],
                 ])
         }
+        recognizedLine = nil
         log.updateTurn(itemID) { turn in
             turn.committed = true
             turn.transcript = transcript

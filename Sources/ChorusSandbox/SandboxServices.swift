@@ -56,6 +56,10 @@ public struct SandboxServices: Sendable {
         let recorder = recorder ?? SandboxRecorder(redacting: [twilio.authToken] + keys + appStore.receipts.redactedSecrets)
         realtime.attach(recorder: recorder)
         twilio.attach(recorder: recorder)
+        // The Realtime emulator hears what the Twilio emulator's callees say, and transcribes it as their lines.
+        let calleeLines = SandboxCalleeLines()
+        twilio.attach(calleeLines: calleeLines)
+        realtime.attach(calleeLines: calleeLines)
         self.recorder = recorder
     }
 

@@ -72,6 +72,7 @@ public final class SandboxTwilio: Sendable {
     let logger: Logger
     let state = NIOLockedValueBox(State())
     let recorder: NIOLockedValueBox<SandboxRecorder?>
+    let calleeLines = NIOLockedValueBox<SandboxCalleeLines?>(nil)
 
     /// Creates an emulator for one account.
     ///
@@ -105,6 +106,12 @@ public final class SandboxTwilio: Sendable {
     /// ``MediaStreamOptions/recordsMessages`` is off).
     public func attach(recorder: SandboxRecorder) {
         self.recorder.withLockedValue { $0 = recorder }
+    }
+
+    /// Registers every line callees speak from now on in `calleeLines`, so a Realtime emulator sharing it transcribes
+    /// them.
+    public func attach(calleeLines: SandboxCalleeLines) {
+        self.calleeLines.withLockedValue { $0 = calleeLines }
     }
 
     // MARK: - Configuration and inspection

@@ -112,8 +112,11 @@ extension SandboxTwilio {
     /// real time).
     private func runStream(_ call: AnsweredCall, stream: SandboxTwiML.Stream, talkSeconds: Double) async {
         let options = mediaStreams
+        let directory = calleeLines.withLockedValue { $0 }
         let lines = (call.script.lines ?? CalleeScript.defaultLines).map { text in
-            MediaStreamSession.Line(text: text, frames: CalleeAudio.frames(text, voice: 1, synthesizer: options.usesSpeechSynthesizer))
+            let line = MediaStreamSession.Line(text: text, frames: CalleeAudio.frames(text, voice: 1, synthesizer: options.usesSpeechSynthesizer))
+            directory?.register(text, frames: line.frames)
+            return line
         }
         let script = MediaStreamSession.Script(
             lines: lines, firstLineAfterMs: call.script.firstLineAfterMs,

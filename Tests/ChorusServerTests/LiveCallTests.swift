@@ -216,6 +216,23 @@ struct LiveCallTests {
         }
     }
 
+    @Test("without scripted transcripts, the model emulator transcribes what the simulated callee said, from its audio")
+    func calleeLinesTranscribed() async throws {
+        try await TestServer.run(on: .sqlite) { server in
+            let token = try await server.register().accessToken
+            let number = "+14155557011"
+            let lines = ["Hello? Who is this?", "Oh, hi Sam. I am fine, thanks.", "Okay, bye now."]
+            try await Self.configure(
+                server, number: number, callee: Callee(lines: lines, hangup_after_seconds: 9, reply_after_ms: 300),
+                realtime: RealtimeBehavior(speed: 4, reply_lines: ["Hi, it's Sam.", "How have you been?", "Talk soon!"]))
+            let placed = try await server.makeCall(token, to: number).decode(MakeCallResponse.self)
+            let detail = try await Self.settled(server, token, sid: placed.callSid)
+            let heard = (detail.transcript ?? []).filter { $0.speaker == "callee" }.map(\.text)
+            #expect(!heard.isEmpty && heard.allSatisfy(lines.contains), "\(heard)")
+            #expect(heard.first == lines[0])
+        }
+    }
+
     @Test("every client event the bridge sent validates against the OpenAI spec (strict)", arguments: TestDatabase.all)
     func realtimeEventsMatchSpec(_ database: TestDatabase) async throws {
         try await TestServer.run(on: database) { server in
