@@ -343,11 +343,11 @@ final class MediaStreamBridge: @unchecked Sendable {
         }
         guard let (session, call, machine, figures) = released else { return }
         session?.close()
-        let finalReason = reason ?? machine?.endedReason
+        let reason = reason ?? machine?.endedReason ?? .errorStream
         if session != nil, let since = lock.withLock({ realtimeSince }) {
             // A realtime session that failed mid-call counts against the provider; any other ending does not.
             services.providerHealth.providerCall(
-                provider: RealtimeSession.provider, operation: "session", failure: finalReason == .errorOpenAI ? "session_failed" : nil,
+                provider: RealtimeSession.provider, operation: "session", failure: reason == .errorOpenAI ? "session_failed" : nil,
                 duration: ContinuousClock.now - since)
         }
         if !twilio.isClosed { _ = twilio.close(code: .normalClosure) }
@@ -355,7 +355,6 @@ final class MediaStreamBridge: @unchecked Sendable {
         services.bridges.metrics.bridgeClosed(figures)
         guard let call else { return }
         if session == nil { services.bridges.discard(callID: call.id) }
-        let reason = reason ?? machine?.endedReason ?? .errorStream
         var logger = logger
         logger[metadataKey: "call_id"] = .stringConvertible(call.id)
         logger.info("media stream ended", metadata: ["reason": .string(reason.rawValue)])
