@@ -4,7 +4,7 @@ import Vapor
 ///
 /// ``register(on:)`` mounts, relative to the given routes:
 /// - Twilio: `POST /2010-04-01/Accounts/:sid/Calls.json`, `POST|GET /2010-04-01/Accounts/:sid/Calls/:sid.json`;
-///   control: `PUT|DELETE /callees/:number`, `GET /calls`.
+///   control: `PUT|DELETE /callees/:number`, `GET /calls`, `GET /calls/:call_sid/recording.wav`.
 /// - App Store: `POST /app-store/verifyReceipt/production`, `POST /app-store/verifyReceipt/sandbox` (Apple's
 ///   verifyReceipt); control: `POST /app-store/purchases`, `POST /app-store/notifications`, `POST /app-store/receipts`,
 ///   `POST /app-store/receipts/transactions`, `POST /app-store/receipts/refunds`, `GET|DELETE /app-store/receipts/verifications`.
