@@ -360,7 +360,7 @@ public final class SandboxElevenLabs: Sendable {
                 .unauthorized, code: "needs_authorization", type: "authentication_error",
                 message: "Neither authorization header nor xi-api-key received, please provide one.", requestID: requestID)
         }
-        guard Self.constantTimeEquals(presented, apiKey) else {
+        guard ConstantTime.equals(presented, apiKey) else {
             return Self.error(.unauthorized, code: "invalid_api_key", type: "authentication_error", message: "Invalid API key", requestID: requestID)
         }
         return nil
@@ -868,10 +868,4 @@ public final class SandboxElevenLabs: Sendable {
         return String((0..<length).map { _ in alphabet.randomElement() ?? "a" })
     }
 
-    static func constantTimeEquals(_ left: String, _ right: String) -> Bool {
-        let a = Array(left.utf8)
-        let b = Array(right.utf8)
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
-    }
 }

@@ -1,3 +1,4 @@
+import ChorusCore
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -429,7 +430,7 @@ public final class SandboxOpenAI: Sendable {
                     "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if you're accessing the API from your browser and are prompted for a username and password. You can obtain an API key from https://platform.openai.com/account/api-keys."
             )
         }
-        guard Self.constantTimeEquals(presented, apiKey) else {
+        guard ConstantTime.equals(presented, apiKey) else {
             return Self.apiError(
                 .unauthorized, type: "invalid_request_error", code: "invalid_api_key",
                 message:
@@ -607,13 +608,4 @@ public final class SandboxOpenAI: Sendable {
         key.count <= 8 ? String(repeating: "*", count: key.count) : key.prefix(3) + "*****" + key.suffix(4)
     }
 
-    private static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
-        let left = Array(lhs.utf8)
-        let right = Array(rhs.utf8)
-        var difference = UInt8(left.count == right.count ? 0 : 1)
-        for index in 0..<max(left.count, right.count) {
-            difference |= (index < left.count ? left[index] : 0) ^ (index < right.count ? right[index] : 0)
-        }
-        return difference == 0
-    }
 }

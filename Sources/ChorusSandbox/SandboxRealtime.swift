@@ -328,7 +328,7 @@ public final class SandboxRealtime: Sendable {
                         "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
                 )
             }
-            guard Self.constantTimeEquals(presented, apiKey) else {
+            guard ConstantTime.equals(presented, apiKey) else {
                 return Self.apiError(
                     .unauthorized, type: "invalid_request_error", code: "invalid_api_key", param: nil,
                     message: "Incorrect API key provided: \(Self.masked(presented)).")
@@ -401,15 +401,6 @@ public final class SandboxRealtime: Sendable {
         key.count <= 8 ? String(repeating: "*", count: key.count) : key.prefix(3) + "*****" + key.suffix(4)
     }
 
-    private static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
-        let left = Array(lhs.utf8)
-        let right = Array(rhs.utf8)
-        var difference = UInt8(left.count == right.count ? 0 : 1)
-        for index in 0..<max(left.count, right.count) {
-            difference |= (index < left.count ? left[index] : 0) ^ (index < right.count ? right[index] : 0)
-        }
-        return difference == 0
-    }
 }
 
 // MARK: - Session records

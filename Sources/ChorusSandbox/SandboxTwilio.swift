@@ -578,7 +578,7 @@ public final class SandboxTwilio: Sendable {
     private func authenticate(_ request: Request) -> Response? {
         guard let basic = request.headers.basicAuthorization,
             basic.username == accountSID,
-            Self.constantTimeEquals(basic.password, authToken),
+            ConstantTime.equals(basic.password, authToken),
             request.parameters.get("accountSid") == accountSID
         else {
             return Self.twilioError(.unauthorized, code: 20003, message: "Authenticate")
@@ -631,17 +631,6 @@ public final class SandboxTwilio: Sendable {
         return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 
-    private static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
-        let left = Array(lhs.utf8)
-        let right = Array(rhs.utf8)
-        var difference = UInt8(left.count == right.count ? 0 : 1)
-        for index in 0..<max(left.count, right.count) {
-            let a = index < left.count ? left[index] : 0
-            let b = index < right.count ? right[index] : 0
-            difference |= a ^ b
-        }
-        return difference == 0
-    }
 }
 
 // MARK: - State

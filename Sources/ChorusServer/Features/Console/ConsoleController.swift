@@ -63,7 +63,7 @@ struct ConsoleController: RouteCollection {
             }
         }
         let form = (try? req.content.decode(Form.self, as: .urlEncodedForm)) ?? Form()
-        guard let expected = req.cookies[Self.loginCookie]?.string, let presented = form.csrfToken, Self.constantTimeEquals(expected, presented)
+        guard let expected = req.cookies[Self.loginCookie]?.string, let presented = form.csrfToken, ConstantTime.equals(expected, presented)
         else { return Self.html(ConsolePages.message("The sign-in form expired. Please reload the page and try again."), status: .forbidden) }
         let email = (form.email ?? "").trimmingCharacters(in: .whitespaces).lowercased()
         let user = email.isEmpty ? nil : try await req.store.user(email: email)
@@ -370,13 +370,6 @@ struct ConsoleController: RouteCollection {
 
     // MARK: - Helpers
 
-    static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
-        let left = Array(lhs.utf8)
-        let right = Array(rhs.utf8)
-        guard left.count == right.count else { return false }
-        return zip(left, right).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
-    }
-
     static func html(_ body: String, status: HTTPResponseStatus = .ok) -> Response {
         var headers = HTTPHeaders()
         headers.replaceOrAdd(name: .contentType, value: "text/html; charset=utf-8")
@@ -414,7 +407,7 @@ struct ConsoleAuthenticator: AsyncMiddleware {
             let presented =
                 request.headers.first(name: "X-CSRF-Token")
                 ?? (try? request.content.get(String.self, at: "csrf_token"))
-            guard let presented, ConsoleController.constantTimeEquals(presented, session.csrfToken) else {
+            guard let presented, ConstantTime.equals(presented, session.csrfToken) else {
                 request.logger.warning("console change refused: missing or wrong CSRF token")
                 throw APIError.detail(.forbidden, "Missing or invalid CSRF token")
             }

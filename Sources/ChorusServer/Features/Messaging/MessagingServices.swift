@@ -57,8 +57,7 @@ struct AudioURLSigner: Sendable {
     func isValid(audioID: String, expires: Int64, signature: String, now: Date) -> Bool {
         guard expires >= Int64(now.timeIntervalSince1970) else { return false }
         let expected = self.signature(audioID: audioID, expires: expires)
-        return expected.utf8.count == signature.utf8.count
-            && zip(expected.utf8, signature.utf8).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+        return ConstantTime.equals(expected, signature)
     }
 
     /// The `expires` and `signature` members of a URL's query (the first of each), read without decoding the whole
