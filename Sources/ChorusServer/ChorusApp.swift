@@ -125,7 +125,7 @@ public enum ChorusApp {
 
         // The calls' AI voice: OpenAI when configured, otherwise the Realtime emulator mounted under /sandbox.
         if configuration.openAI == nil { providerNames["realtime"] = "sandbox" } else { providerNames["realtime"] = "openai" }
-        let realtime = OpenAIRealtimeConnector(
+        let realtime = try OpenAIRealtimeConnector(
             baseURL: configuration.openAI?.baseURL ?? configuration.loopbackURL.appendingPathComponent("sandbox/openai/v1"),
             apiKey: realtimeKey, logger: app.logger)
         let bridges = CallBridgeRegistry(

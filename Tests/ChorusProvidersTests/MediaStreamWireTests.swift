@@ -5,30 +5,37 @@ import Testing
 
 @Suite("Media stream and Realtime wire formats")
 struct MediaStreamWireTests {
+    private func twilioFrame(_ text: String) -> TwilioMediaStreamFrame? { TwilioMediaStreamFrame.parse(ByteBuffer(string: text)) }
+    private func realtimeEvent(_ text: String) -> RealtimeServerEvent? { RealtimeServerEvent.parse(ByteBuffer(string: text)) }
+
     @Test("Twilio frames: media keeps the payload as a slice, start/mark/stop/dtmf decode, unknown events pass")
     func twilioFrames() throws {
         let payload = String(repeating: "/w", count: 108)
         let media =
             #"{"event":"media","sequenceNumber":"3","media":{"track":"inbound","chunk":"2","timestamp":"20","payload":"\#(payload)"},"streamSid":"MZ1"}"#
-        #expect(TwilioMediaStreamFrame.parse(media) == .media(payload: Substring(payload), timestamp: 20))
+        #expect(twilioFrame(media) == .media(payload: ByteBuffer(string: payload), timestamp: 20))
+        // A message that does not start at the beginning of its buffer (a slice of a socket's read buffer).
+        var shifted = ByteBuffer(string: "{{{" + media)
+        shifted.moveReaderIndex(forwardBy: 3)
+        #expect(TwilioMediaStreamFrame.parse(shifted) == .media(payload: ByteBuffer(string: payload), timestamp: 20))
         let start = #"""
             {"event":"start","sequenceNumber":"1","start":{"accountSid":"AC1","streamSid":"MZ1","callSid":"CA1","tracks":["inbound"],
             "mediaFormat":{"encoding":"audio/x-mulaw","sampleRate":8000,"channels":1},"customParameters":{"token":"t\"ok"}},"streamSid":"MZ1"}
             """#
-        guard case .start(let info) = TwilioMediaStreamFrame.parse(start) else {
+        guard case .start(let info) = twilioFrame(start) else {
             Issue.record("start not parsed")
             return
         }
         #expect(info.streamSid == "MZ1" && info.callSid == "CA1" && info.customParameters["token"] == "t\"ok")
         #expect(info.mediaFormat.sampleRate == 8_000)
-        #expect(TwilioMediaStreamFrame.parse(#"{"event":"mark","streamSid":"MZ1","mark":{"name":"a7"}}"#) == .mark(name: "a7"))
-        #expect(TwilioMediaStreamFrame.parse(#"{"event":"stop","stop":{"accountSid":"AC1","callSid":"CA1"}}"#) == .stop)
-        #expect(TwilioMediaStreamFrame.parse(#"{"event":"dtmf","dtmf":{"track":"inbound_track","digit":"5"}}"#) == .dtmf(digit: "5"))
-        #expect(TwilioMediaStreamFrame.parse(#"{"event":"connected","protocol":"Call","version":"1.0.0"}"#) == .connected)
-        #expect(TwilioMediaStreamFrame.parse(#"{"event":"something_new","x":[1,{"y":"z"}]}"#) == .other(event: "something_new"))
-        #expect(TwilioMediaStreamFrame.parse("not json") == nil)
-        #expect(TwilioMediaStreamFrame.parse(#"{"event":"media","media":{"track":"inbound"}}"#) == nil)
-        #expect(TwilioMediaStreamFrame.parse(#"{"event":"media""#) == nil)
+        #expect(twilioFrame(#"{"event":"mark","streamSid":"MZ1","mark":{"name":"a7"}}"#) == .mark(name: "a7"))
+        #expect(twilioFrame(#"{"event":"stop","stop":{"accountSid":"AC1","callSid":"CA1"}}"#) == .stop)
+        #expect(twilioFrame(#"{"event":"dtmf","dtmf":{"track":"inbound_track","digit":"5"}}"#) == .dtmf(digit: "5"))
+        #expect(twilioFrame(#"{"event":"connected","protocol":"Call","version":"1.0.0"}"#) == .connected)
+        #expect(twilioFrame(#"{"event":"something_new","x":[1,{"y":"z"}]}"#) == .other(event: "something_new"))
+        #expect(twilioFrame("not json") == nil)
+        #expect(twilioFrame(#"{"event":"media","media":{"track":"inbound"}}"#) == nil)
+        #expect(twilioFrame(#"{"event":"media""#) == nil)
     }
 
     @Test("frames we send are the exact JSON Twilio and OpenAI expect")
@@ -37,13 +44,16 @@ struct MediaStreamWireTests {
         func object(_ buffer: ByteBuffer) throws -> [String: Any] {
             try #require(try JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any])
         }
-        let media = try object(TwilioMediaStreamOutbound.media(streamSid: "MZ1", payload: "AAEC", allocator: allocator))
+        let media = try object(TwilioMediaStreamOutbound.media(streamSid: "MZ1", payload: ByteBuffer(string: "AAEC"), allocator: allocator))
         #expect(media["event"] as? String == "media" && media["streamSid"] as? String == "MZ1")
+        // Room for the WebSocket frame header in front, so header and message go out as one piece.
+        #expect(TwilioMediaStreamOutbound.mark(streamSid: "MZ1", name: "a1", allocator: allocator).readerIndex == MediaWebSocket.headerRoom)
+        #expect(RealtimeClientEvent.append(audio: ByteBuffer(string: "AAEC"), allocator: allocator).readerIndex == MediaWebSocket.headerRoom)
         #expect((media["media"] as? [String: String]) == ["payload": "AAEC"])
         let mark = try object(TwilioMediaStreamOutbound.mark(streamSid: "MZ1", name: "a1", allocator: allocator))
         #expect((mark["mark"] as? [String: String]) == ["name": "a1"])
         #expect(try object(TwilioMediaStreamOutbound.clear(streamSid: "MZ1", allocator: allocator)).count == 2)
-        let append = try object(RealtimeClientEvent.append(audio: "AAEC", allocator: allocator))
+        let append = try object(RealtimeClientEvent.append(audio: ByteBuffer(string: "AAEC"), allocator: allocator))
         #expect(append["type"] as? String == "input_audio_buffer.append" && append["audio"] as? String == "AAEC")
         let truncate = try #require(
             try JSONSerialization.jsonObject(with: Data(RealtimeClientEvent.truncate(itemID: "item_1", audioEndMs: 640).utf8)) as? [String: Any])
@@ -63,28 +73,28 @@ struct MediaStreamWireTests {
     func serverEvents() {
         let delta =
             #"{"type":"response.output_audio.delta","event_id":"e1","response_id":"r1","item_id":"item_9","output_index":0,"content_index":0,"delta":"//79"}"#
-        #expect(RealtimeServerEvent.parse(delta) == .audioDelta(itemID: "item_9", delta: "//79"))
+        #expect(realtimeEvent(delta) == .audioDelta(itemID: "item_9", delta: ByteBuffer(string: "//79")))
         let transcript = #"{"type":"response.output_audio_transcript.done","item_id":"i1","transcript":"He said \"hi\"\n"}"#
-        #expect(RealtimeServerEvent.parse(transcript) == .assistantTranscript(itemID: "i1", text: "He said \"hi\"\n"))
+        #expect(realtimeEvent(transcript) == .assistantTranscript(itemID: "i1", text: "He said \"hi\"\n"))
         let callee = #"{"type":"conversation.item.input_audio_transcription.completed","item_id":"u1","content_index":0,"transcript":"Héllo"}"#
-        #expect(RealtimeServerEvent.parse(callee) == .calleeTranscript(itemID: "u1", text: "Héllo"))
+        #expect(realtimeEvent(callee) == .calleeTranscript(itemID: "u1", text: "Héllo"))
         let benign = #"{"type":"error","event_id":"e2","error":{"type":"invalid_request_error","code":"response_cancel_not_active","message":"x"}}"#
-        guard case .error(let recoverable) = RealtimeServerEvent.parse(benign) else {
+        guard case .error(let recoverable) = realtimeEvent(benign) else {
             Issue.record("error not parsed")
             return
         }
         #expect(recoverable.isRecoverable)
         let fatal = #"{"type":"error","error":{"type":"server_error","code":null,"message":"boom"}}"#
-        guard case .error(let serverError) = RealtimeServerEvent.parse(fatal) else {
+        guard case .error(let serverError) = realtimeEvent(fatal) else {
             Issue.record("error not parsed")
             return
         }
         #expect(!serverError.isRecoverable && serverError.message == "boom")
         #expect(
-            RealtimeServerEvent.parse(#"{"type":"response.done","response":{"id":"r","status":"cancelled"}}"#) == .responseDone(status: "cancelled"))
-        #expect(RealtimeServerEvent.parse(#"{"type":"input_audio_buffer.speech_started","audio_start_ms":100,"item_id":"u"}"#) == .speechStarted)
-        #expect(RealtimeServerEvent.parse(#"{"type":"rate_limits.updated","rate_limits":[]}"#) == .other(type: "rate_limits.updated"))
-        #expect(RealtimeServerEvent.parse("[]") == nil)
+            realtimeEvent(#"{"type":"response.done","response":{"id":"r","status":"cancelled"}}"#) == .responseDone(status: "cancelled"))
+        #expect(realtimeEvent(#"{"type":"input_audio_buffer.speech_started","audio_start_ms":100,"item_id":"u"}"#) == .speechStarted)
+        #expect(realtimeEvent(#"{"type":"rate_limits.updated","rate_limits":[]}"#) == .other(type: "rate_limits.updated"))
+        #expect(realtimeEvent("[]") == nil)
     }
 
     @Test("the scanner reports nested members with depth and flags escapes")

@@ -147,10 +147,10 @@ public enum RealtimeClientEvent {
     }
 
     /// `input_audio_buffer.append` with base64 audio, written straight into a buffer (the payload is relayed as is).
-    public static func append(audio: Substring, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: 48 + audio.utf8.count)
+    public static func append(audio: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = MediaWebSocket.messageBuffer(capacity: 48 + audio.readableBytes, allocator: allocator)
         buffer.writeStaticString("{\"type\":\"input_audio_buffer.append\",\"audio\":\"")
-        buffer.writeSubstring(audio)
+        buffer.writeImmutableBuffer(audio)
         buffer.writeStaticString("\"}")
         return buffer
     }
@@ -192,7 +192,7 @@ public enum RealtimeServerEvent: Sendable, Equatable {
     case sessionCreated
     case sessionUpdated
     /// `response.output_audio.delta`: base64 audio (a slice of the received text) of an assistant item.
-    case audioDelta(itemID: String, delta: Substring)
+    case audioDelta(itemID: String, delta: ByteBuffer)
     /// `input_audio_buffer.speech_started`.
     case speechStarted
     /// `input_audio_buffer.speech_stopped`.
@@ -208,9 +208,9 @@ public enum RealtimeServerEvent: Sendable, Equatable {
     case other(type: String)
 
     /// Parses one text message, or `nil` when it is not a realtime event.
-    public static func parse(_ text: String) -> RealtimeServerEvent? {
-        var text = text
-        let scanned = text.withUTF8 { bytes -> (type: String, itemID: String?, delta: Range<Int>?, decoded: RealtimeServerEvent?)? in
+    public static func parse(_ text: ByteBuffer) -> RealtimeServerEvent? {
+        let scanned = text.withUnsafeReadableBytes { raw -> (type: String, itemID: String?, delta: Range<Int>?, decoded: RealtimeServerEvent?)? in
+            let bytes = raw.bindMemory(to: UInt8.self)
             var type: String?
             var itemID: String?
             var delta: Range<Int>?
@@ -251,11 +251,10 @@ public enum RealtimeServerEvent: Sendable, Equatable {
         if let decoded = scanned.decoded { return decoded }
         switch scanned.type {
         case "response.output_audio.delta":
-            guard let delta = scanned.delta, let itemID = scanned.itemID else { return nil }
-            let utf8 = text.utf8
-            let lower = utf8.index(utf8.startIndex, offsetBy: delta.lowerBound)
-            let upper = utf8.index(lower, offsetBy: delta.count)
-            return .audioDelta(itemID: itemID, delta: text[lower..<upper])
+            guard let delta = scanned.delta, let itemID = scanned.itemID,
+                let slice = text.getSlice(at: text.readerIndex + delta.lowerBound, length: delta.count)
+            else { return nil }
+            return .audioDelta(itemID: itemID, delta: slice)
         case "input_audio_buffer.speech_started": return .speechStarted
         case "input_audio_buffer.speech_stopped": return .speechStopped
         case "session.created": return .sessionCreated

@@ -4,14 +4,14 @@ import NIOCore
 /// A frame Twilio sends on a bidirectional Media Stream (`<Connect><Stream>`).
 ///
 /// `media` frames (50 per second) are parsed with ``JSONMemberScanner`` and keep the base64 payload as a slice of the
-/// received text, so relaying it copies nothing; the rare frames (`start`, `stop`) are decoded with `JSONDecoder`.
+/// received bytes, so relaying it copies nothing; the rare frames (`start`, `stop`) are decoded with `JSONDecoder`.
 public enum TwilioMediaStreamFrame: Sendable, Equatable {
     /// The first frame: the WebSocket is connected.
     case connected
     /// The stream started: the call was answered and audio begins.
     case start(TwilioStreamStart)
     /// 20 ms of the callee's audio (base64 μ-law, 8 kHz), with Twilio's `timestamp` (ms since the stream started).
-    case media(payload: Substring, timestamp: Int?)
+    case media(payload: ByteBuffer, timestamp: Int?)
     /// Audio queued before the mark `name` has played (or was cleared).
     case mark(name: String)
     /// A key the callee pressed.
@@ -21,10 +21,10 @@ public enum TwilioMediaStreamFrame: Sendable, Equatable {
     /// An event this bridge does not use.
     case other(event: String)
 
-    /// Parses one text frame, or `nil` when it is not a Twilio frame.
-    public static func parse(_ text: String) -> TwilioMediaStreamFrame? {
-        var text = text
-        let scanned = text.withUTF8 { bytes -> Scanned? in
+    /// Parses one text message, or `nil` when it is not a Twilio frame.
+    public static func parse(_ text: ByteBuffer) -> TwilioMediaStreamFrame? {
+        let scanned = text.withUnsafeReadableBytes { raw -> Scanned? in
+            let bytes = raw.bindMemory(to: UInt8.self)
             var scanned = Scanned()
             let base = bytes.baseAddress
             let valid = JSONMemberScanner.scan(bytes) { member in
@@ -48,11 +48,10 @@ public enum TwilioMediaStreamFrame: Sendable, Equatable {
         guard let scanned, let event = scanned.event else { return nil }
         switch event {
         case "media":
-            guard let payload = scanned.payload else { return nil }
-            let utf8 = text.utf8
-            let lower = utf8.index(utf8.startIndex, offsetBy: payload.lowerBound)
-            let upper = utf8.index(lower, offsetBy: payload.count)
-            return .media(payload: text[lower..<upper], timestamp: scanned.timestamp)
+            guard let payload = scanned.payload,
+                let slice = text.getSlice(at: text.readerIndex + payload.lowerBound, length: payload.count)
+            else { return nil }
+            return .media(payload: slice, timestamp: scanned.timestamp)
         case "connected": return .connected
         case "start": return scanned.start.map { .start($0) }
         case "mark": return scanned.markName.map { .mark(name: $0) }
@@ -143,22 +142,23 @@ public struct TwilioStreamStart: Sendable, Equatable, Codable {
     }
 }
 
-/// The three frames a server may send on a bidirectional Media Stream, written straight into a buffer.
+/// The three frames a server may send on a bidirectional Media Stream, written straight into a buffer (with room for
+/// the WebSocket frame header in front, see ``MediaWebSocket/messageBuffer(capacity:allocator:)``).
 public enum TwilioMediaStreamOutbound {
     /// `{"event":"media","streamSid":…,"media":{"payload":…}}`.
-    public static func media(streamSid: String, payload: Substring, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: 64 + streamSid.utf8.count + payload.utf8.count)
+    public static func media(streamSid: String, payload: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = MediaWebSocket.messageBuffer(capacity: 64 + streamSid.utf8.count + payload.readableBytes, allocator: allocator)
         buffer.writeStaticString("{\"event\":\"media\",\"streamSid\":\"")
         buffer.writeString(streamSid)
         buffer.writeStaticString("\",\"media\":{\"payload\":\"")
-        buffer.writeSubstring(payload)
+        buffer.writeImmutableBuffer(payload)
         buffer.writeStaticString("\"}}")
         return buffer
     }
 
     /// `{"event":"mark","streamSid":…,"mark":{"name":…}}`.
     public static func mark(streamSid: String, name: String, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: 64 + streamSid.utf8.count + name.utf8.count)
+        var buffer = MediaWebSocket.messageBuffer(capacity: 64 + streamSid.utf8.count + name.utf8.count, allocator: allocator)
         buffer.writeStaticString("{\"event\":\"mark\",\"streamSid\":\"")
         buffer.writeString(streamSid)
         buffer.writeStaticString("\",\"mark\":{\"name\":\"")
@@ -169,7 +169,7 @@ public enum TwilioMediaStreamOutbound {
 
     /// `{"event":"clear","streamSid":…}`.
     public static func clear(streamSid: String, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: 48 + streamSid.utf8.count)
+        var buffer = MediaWebSocket.messageBuffer(capacity: 48 + streamSid.utf8.count, allocator: allocator)
         buffer.writeStaticString("{\"event\":\"clear\",\"streamSid\":\"")
         buffer.writeString(streamSid)
         buffer.writeStaticString("\"}")

@@ -1,6 +1,9 @@
 import ChorusAPI
 import ChorusCore
+import ChorusProviders
 import Foundation
+import NIOHTTP1
+import NIOWebSocket
 import Vapor
 
 /// The live call path Twilio drives once the callee answers:
@@ -61,13 +64,37 @@ struct MediaStreamController: RouteCollection {
         let services = services
         let store = req.store
         let logger = req.logger
-        return req.webSocket(maxFrameSize: .init(integerLiteral: 1 << 16)) { _, socket in
+        let response = Response(status: .switchingProtocols)
+        response.upgrader = MediaStreamUpgrader { socket in
             MediaStreamBridge(twilio: socket, services: services, store: store, logger: logger).run()
         }
+        return response
     }
 
     static func xmlEscaped(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
             .replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+}
+
+/// Upgrades `/media-stream` to a ``MediaWebSocket`` (Vapor's own upgrader would hand over a WebSocketKit socket).
+struct MediaStreamUpgrader: Upgrader {
+    /// Twilio's messages are small (a media message is about 300 bytes); anything above 64 KiB is refused.
+    static let maxMessageSize = 1 << 16
+
+    let onUpgrade: @Sendable (MediaWebSocket) -> Void
+
+    func applyUpgrade(req: Request, res: Response) -> any HTTPServerProtocolUpgrader {
+        NIOWebSocketServerUpgrader(
+            maxFrameSize: Self.maxMessageSize, automaticErrorHandling: true,
+            shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
+            upgradePipelineHandler: { channel, _ in
+                do {
+                    onUpgrade(try MediaWebSocket.install(on: channel, role: .server, maxMessageSize: Self.maxMessageSize))
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+            })
     }
 }

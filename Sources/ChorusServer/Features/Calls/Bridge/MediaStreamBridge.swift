@@ -6,7 +6,6 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
-import WebSocketKit
 
 /// Bridges one call's Twilio Media Stream to its OpenAI Realtime session.
 ///
@@ -14,14 +13,15 @@ import WebSocketKit
 /// model; callee audio received meanwhile is buffered (up to 2 s). The rules (when the AI speaks, marks, barge-in,
 /// endings) live in ``MediaStreamBridgeMachine``; this class feeds it the frames and performs its actions. Frames
 /// are relayed without decoding the audio: Twilio's μ-law payload goes to `input_audio_buffer.append` as is, and
-/// the model's `audio/pcmu` deltas go to Twilio as is, each followed by a mark.
+/// the model's `audio/pcmu` deltas go to Twilio as is, each followed by a mark in the same write. Both sockets are
+/// ``MediaWebSocket``s: messages are handled as the received bytes, never as `String`s.
 final class MediaStreamBridge: @unchecked Sendable {
     /// Callee audio kept while the session is not ready: 100 frames of 20 ms.
     static let maximumBufferedFrames = 100
     /// A socket that sends no valid `start` within this time is closed.
     static let startTimeout: TimeAmount = .seconds(10)
 
-    private let twilio: WebSocket
+    private let twilio: MediaWebSocket
     private let services: ChorusServices
     private let store: ChorusStore
     private let logger: Logger
@@ -35,7 +35,7 @@ final class MediaStreamBridge: @unchecked Sendable {
     private var realtime: RealtimeSession?
     private var realtimeSince: ContinuousClock.Instant?
     private var startReceived = false
-    private var buffered: [Substring] = []
+    private var buffered: [ByteBuffer] = []
     private var figures = BridgeFigures()
     private var durationTimer: Scheduled<Void>?
     private var startTimer: Scheduled<Void>?
@@ -44,7 +44,7 @@ final class MediaStreamBridge: @unchecked Sendable {
     /// call's token has been claimed.
     private var earlyEnd: EndedReason?
 
-    init(twilio: WebSocket, services: ChorusServices, store: ChorusStore, logger: Logger) {
+    init(twilio: MediaWebSocket, services: ChorusServices, store: ChorusStore, logger: Logger) {
         self.twilio = twilio
         self.services = services
         self.store = store
@@ -54,7 +54,7 @@ final class MediaStreamBridge: @unchecked Sendable {
     /// Starts handling the socket's frames.
     func run() {
         guard services.bridges.register(self) else {
-            _ = twilio.close(code: .goingAway)
+            twilio.close(code: .goingAway)
             return
         }
         services.bridges.metrics.bridgeOpened()
@@ -62,7 +62,7 @@ final class MediaStreamBridge: @unchecked Sendable {
             let waiting = lock.withLock { !startReceived || call == nil }
             if waiting { reject("no valid start frame in time") }
         }
-        twilio.onText { [self] _, text in twilioFrame(text) }
+        twilio.onText { [self] text in twilioFrame(text) }
         twilio.onClose.whenComplete { [self] _ in twilioClosed() }
     }
 
@@ -73,7 +73,7 @@ final class MediaStreamBridge: @unchecked Sendable {
 
     // MARK: - Twilio → model
 
-    private func twilioFrame(_ text: String) {
+    private func twilioFrame(_ text: ByteBuffer) {
         let received = NIODeadline.now()
         guard let frame = TwilioMediaStreamFrame.parse(text) else {
             logger.debug("ignored an unreadable media stream frame")
@@ -88,7 +88,8 @@ final class MediaStreamBridge: @unchecked Sendable {
                         buffered.removeFirst()
                         figures.framesDropped += 1
                     }
-                    buffered.append(payload)
+                    // A copy: the payload is a slice of the socket's read buffer.
+                    buffered.append(ByteBuffer(buffer: payload))
                     return
                 }
                 realtime.send(frame: RealtimeClientEvent.append(audio: payload, allocator: allocator))
@@ -220,15 +221,15 @@ final class MediaStreamBridge: @unchecked Sendable {
 
     // MARK: - Model → Twilio
 
-    private func realtimeEvent(_ text: String) {
+    private func realtimeEvent(_ text: ByteBuffer) {
         let received = NIODeadline.now()
         guard let event = RealtimeServerEvent.parse(text) else { return }
         switch event {
         case .audioDelta(let itemID, let delta):
             lock.withLock {
                 guard machine != nil else { return }
-                let padding = delta.utf8.reversed().prefix(2).filter { $0 == UInt8(ascii: "=") }.count
-                let milliseconds = MuLaw.milliseconds(base64Length: delta.utf8.count, padding: padding)
+                let padding = delta.readableBytesView.suffix(2).filter { $0 == UInt8(ascii: "=") }.count
+                let milliseconds = MuLaw.milliseconds(base64Length: delta.readableBytes, padding: padding)
                 guard case .forward(let mark) = machine!.assistantAudio(itemID: itemID, milliseconds: milliseconds, at: Self.now())
                 else { return }
                 // A write that fails (Twilio already closed the socket: the callee hung up) is counted as such.
@@ -236,9 +237,8 @@ final class MediaStreamBridge: @unchecked Sendable {
                 let metrics = services.bridges.metrics
                 written.futureResult.whenFailure { _ in metrics.frameUndeliverable() }
                 twilio.send(
-                    TwilioMediaStreamOutbound.media(streamSid: streamSid, payload: delta, allocator: allocator), opcode: .text,
-                    promise: written)
-                twilio.send(TwilioMediaStreamOutbound.mark(streamSid: streamSid, name: mark, allocator: allocator), opcode: .text)
+                    TwilioMediaStreamOutbound.media(streamSid: streamSid, payload: delta, allocator: allocator),
+                    TwilioMediaStreamOutbound.mark(streamSid: streamSid, name: mark, allocator: allocator), promise: written)
                 figures.framesToTwilio += 1
                 figures.relayToTwilio.record(microseconds: Self.microseconds(since: received))
             }
@@ -309,7 +309,7 @@ final class MediaStreamBridge: @unchecked Sendable {
 
     private func reject(_ why: String) {
         logger.warning("rejected media stream", metadata: ["reason": .string(why)])
-        _ = twilio.close(code: .policyViolation)
+        twilio.close(code: .policyViolation)
         finish(reason: nil)
     }
 
@@ -320,7 +320,7 @@ final class MediaStreamBridge: @unchecked Sendable {
                 lock.withLock { realtime }?.send(RealtimeClientEvent.responseCreate())
             case .clearTwilio:
                 let sid = lock.withLock { streamSid }
-                twilio.send(TwilioMediaStreamOutbound.clear(streamSid: sid, allocator: allocator), opcode: .text)
+                twilio.send(TwilioMediaStreamOutbound.clear(streamSid: sid, allocator: allocator))
             case .truncate(let itemID, let audioEndMs):
                 lock.withLock { realtime }?.send(RealtimeClientEvent.truncate(itemID: itemID, audioEndMs: audioEndMs))
             case .end(let reason):
@@ -350,7 +350,7 @@ final class MediaStreamBridge: @unchecked Sendable {
                 provider: RealtimeSession.provider, operation: "session", failure: reason == .errorOpenAI ? "session_failed" : nil,
                 duration: ContinuousClock.now - since)
         }
-        if !twilio.isClosed { _ = twilio.close(code: .normalClosure) }
+        if !twilio.isClosed { twilio.close(code: .normalClosure) }
         services.bridges.unregister(self)
         services.bridges.metrics.bridgeClosed(figures)
         guard let call else { return }

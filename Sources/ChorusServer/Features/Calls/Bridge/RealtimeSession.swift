@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
-import WebSocketKit
 
 /// One open OpenAI Realtime session, configured for a call (the `session.update` is sent as soon as it connects).
 ///
@@ -11,10 +10,10 @@ import WebSocketKit
 /// events it receives are kept (there are only a few: `session.created`, `session.updated`, maybe an `error`).
 final class RealtimeSession: @unchecked Sendable {
     private struct State {
-        var socket: WebSocket?
-        var onText: (@Sendable (String) -> Void)?
+        var socket: MediaWebSocket?
+        var onText: (@Sendable (ByteBuffer) -> Void)?
         var onClose: (@Sendable () -> Void)?
-        var backlog: [String] = []
+        var backlog: [ByteBuffer] = []
         var closed = false
     }
 
@@ -38,9 +37,9 @@ final class RealtimeSession: @unchecked Sendable {
         do {
             try await connector.connect(model: session.model, on: eventLoop) { socket in
                 realtime.state.withLockedValue { $0.socket = socket }
-                socket.onText { _, text in realtime.received(text) }
+                socket.onText { text in realtime.received(text) }
                 socket.onClose.whenComplete { _ in realtime.socketClosed() }
-                socket.send(RealtimeClientEvent.sessionUpdate(session))
+                socket.send(ByteBuffer(string: RealtimeClientEvent.sessionUpdate(session)))
             }
         } catch {
             observer?.providerCall(provider: provider, operation: "connect", failure: "connect_failed", duration: ContinuousClock.now - started)
@@ -51,8 +50,8 @@ final class RealtimeSession: @unchecked Sendable {
     }
 
     /// Delivers the session's events to `onText` from now on (the kept ones first) and its end to `onClose`.
-    func attach(onText: @escaping @Sendable (String) -> Void, onClose: @escaping @Sendable () -> Void) {
-        let (backlog, closed) = state.withLockedValue { state -> ([String], Bool) in
+    func attach(onText: @escaping @Sendable (ByteBuffer) -> Void, onClose: @escaping @Sendable () -> Void) {
+        let (backlog, closed) = state.withLockedValue { state -> ([ByteBuffer], Bool) in
             state.onText = onText
             state.onClose = onClose
             defer { state.backlog = [] }
@@ -62,10 +61,11 @@ final class RealtimeSession: @unchecked Sendable {
         if closed { onClose() }
     }
 
-    private func received(_ text: String) {
-        let consumer = state.withLockedValue { state -> (@Sendable (String) -> Void)? in
+    private func received(_ text: ByteBuffer) {
+        let consumer = state.withLockedValue { state -> (@Sendable (ByteBuffer) -> Void)? in
             guard let consumer = state.onText else {
-                if state.backlog.count < 64 { state.backlog.append(text) }
+                // A copy: the message is a slice of the socket's read buffer.
+                if state.backlog.count < 64 { state.backlog.append(ByteBuffer(buffer: text)) }
                 return nil
             }
             return consumer
@@ -84,13 +84,13 @@ final class RealtimeSession: @unchecked Sendable {
     /// Sends a text event.
     func send(_ text: String) {
         guard let socket = state.withLockedValue({ $0.socket }) else { return }
-        socket.send(text)
+        socket.send(ByteBuffer(string: text))
     }
 
     /// Sends a prepared text frame.
     func send(frame: ByteBuffer) {
         guard let socket = state.withLockedValue({ $0.socket }) else { return }
-        socket.send(frame, opcode: .text)
+        socket.send(frame)
     }
 
     /// Whether the socket has closed.
@@ -99,6 +99,6 @@ final class RealtimeSession: @unchecked Sendable {
     /// Closes the socket (a normal closure); the session's close handler runs when it is done.
     func close() {
         guard let socket = state.withLockedValue({ $0.socket }) else { return }
-        _ = socket.close(code: .normalClosure)
+        socket.close(code: .normalClosure)
     }
 }
