@@ -292,6 +292,11 @@ struct ChorusBridgeBench {
                         steadyCPU = -1
                     }
                 }
+                // The emulator's call list is fetched (and parsed, here) only once the steady-state CPU is measured.
+                guard steadyCPU != nil else {
+                    try await Task.sleep(for: .milliseconds(250))
+                    continue
+                }
                 records = try await http.object(.GET, sandbox.base + "/calls")["calls"] as? [[String: Any]] ?? []
                 let ended = records.filter { ["completed", "busy", "failed", "no-answer", "canceled"].contains($0["status"] as? String ?? "") }
                 if ended.count == calls && metrics.snapshot().openBridges == 0 { break }

@@ -1,4 +1,8 @@
-import Crypto
+#if canImport(Darwin)
+import Darwin
+#else
+import Glibc
+#endif
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
@@ -155,19 +159,54 @@ public final class MediaWebSocket: Sendable {
     }
 }
 
-/// Masking keys for a client's frames, drawn 64 at a time from the system's cryptographically secure generator
-/// (RFC 6455 §5.3 asks for unpredictable keys; one random-number call per frame costs a system call per frame).
+/// Masking keys for a client's frames, drawn 64 at a time from the operating system's cryptographically secure
+/// generator (RFC 6455 §5.3 asks for unpredictable keys). `SystemRandomNumberGenerator`, which WebSocketKit and
+/// swift-crypto use, makes one `getrandom` system call per 8 bytes; this makes one per 256.
 struct MaskingKeyPool {
+    static let size = 256
     private var bytes: [UInt8] = []
     private var position = 0
 
     mutating func next() -> WebSocketMaskingKey {
         if position + 4 > bytes.count {
-            bytes = SymmetricKey(size: SymmetricKeySize(bitCount: 64 * 32)).withUnsafeBytes { Array($0) }
+            bytes = Self.systemRandomBytes()
             position = 0
         }
         defer { position += 4 }
         return WebSocketMaskingKey(bytes[position..<(position + 4)])!
+    }
+
+    /// `/dev/urandom`, opened once (`nil` where there is none: the standard generator is used instead).
+    private static let urandom: Int32? = {
+        let descriptor = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
+        return descriptor >= 0 ? descriptor : nil
+    }()
+
+    /// 256 bytes from the kernel's generator in one read (Darwin: `arc4random_buf`).
+    static func systemRandomBytes() -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            #if canImport(Darwin)
+            arc4random_buf(buffer.baseAddress, size)
+            #else
+            var filled = 0
+            if let descriptor = urandom {
+                while filled < size {
+                    let read = read(descriptor, buffer.baseAddress! + filled, size - filled)
+                    if read > 0 {
+                        filled += read
+                    } else if read == 0 || errno != EINTR {
+                        break
+                    }
+                }
+            }
+            var generator = SystemRandomNumberGenerator()
+            while filled < size {
+                buffer[filled] = UInt8.random(in: .min ... .max, using: &generator)
+                filled += 1
+            }
+            #endif
+            count = size
+        }
     }
 }
 
