@@ -102,10 +102,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // chorus-bench floor's reference relay: plain C over epoll, the machine's floor for the bridge's CPU.
+        .target(name: "CChorusFloor"),
         .executableTarget(
             name: "chorus-bench",
             dependencies: [
-                "ChorusServer", "ChorusAPI", "ChorusSandbox", "ChorusProviders", "ChorusCore",
+                "ChorusServer", "ChorusAPI", "ChorusSandbox", "ChorusProviders", "ChorusCore", "CChorusFloor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Vapor", package: "vapor"),

@@ -1,11 +1,12 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOWebSocket
+
 #if canImport(Darwin)
 import Darwin
 #else
 import Glibc
 #endif
-import NIOConcurrencyHelpers
-import NIOCore
-import NIOWebSocket
 
 /// One of the two WebSockets of a live call (Twilio's Media Stream, the OpenAI Realtime session), on a NIO channel
 /// handler of our own instead of WebSocketKit.
