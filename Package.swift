@@ -129,7 +129,12 @@ let package = Package(
         .testTarget(name: "ChorusCoreTests", dependencies: ["ChorusCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ChorusProvidersTests",
-            dependencies: ["ChorusProviders"],
+            dependencies: [
+                "ChorusProviders",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
