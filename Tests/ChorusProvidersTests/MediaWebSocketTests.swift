@@ -13,8 +13,8 @@ import Testing
 /// is made by the connector, the server end by NIO's upgrader with either a ``MediaWebSocket`` or a silent peer.
 @Suite("Media WebSocket (the call sockets)")
 struct MediaWebSocketTests {
-    /// What the test server saw.
-    final class ServerLog: Sendable {
+    /// What one end saw (the test server, or a client with a recorder).
+    final class PeerLog: Sendable {
         private struct State {
             var requests: [HTTPRequestHead] = []
             var frames: [WebSocketFrame] = []
@@ -42,8 +42,8 @@ struct MediaWebSocketTests {
     final class FrameRecorder: ChannelInboundHandler, Sendable {
         typealias InboundIn = WebSocketFrame
         typealias InboundOut = WebSocketFrame
-        let log: ServerLog
-        init(log: ServerLog) { self.log = log }
+        let log: PeerLog
+        init(log: PeerLog) { self.log = log }
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             log.frame(unwrapInboundIn(data))
             context.fireChannelRead(data)
@@ -72,12 +72,12 @@ struct MediaWebSocketTests {
     }
 
     /// Starts a WebSocket server on a free loopback port.
-    static func server(_ peer: Peer, log: ServerLog) async throws -> any Channel {
+    static func server(_ peer: Peer, log: PeerLog) async throws -> any Channel {
         try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 let upgrader = NIOWebSocketServerUpgrader(
-                    maxFrameSize: 1 << 16, automaticErrorHandling: true,
+                    maxFrameSize: 1 << 16, automaticErrorHandling: false,
                     shouldUpgrade: { channel, head in
                         log.request(head)
                         return channel.eventLoop.makeSucceededFuture(peer == .refusing ? nil : HTTPHeaders())
@@ -137,7 +137,7 @@ struct MediaWebSocketTests {
 
     @Test("the connector upgrades with the key and model; messages go both ways, the client's masked with fresh keys")
     func exchange() async throws {
-        let log = ServerLog()
+        let log = PeerLog()
         let server = try await Self.server(.media, log: log)
         defer { server.close(promise: nil) }
         let (client, inbox) = try await Self.connect(Self.connector(port: server.localAddress!.port!))
@@ -167,7 +167,7 @@ struct MediaWebSocketTests {
 
     @Test("fragmented messages are reassembled, pings answered, and either side's close is answered")
     func protocolRules() async throws {
-        let log = ServerLog()
+        let log = PeerLog()
         let server = try await Self.server(.media, log: log)
         defer { server.close(promise: nil) }
         let (client, inbox) = try await Self.connect(Self.connector(port: server.localAddress!.port!))
@@ -194,9 +194,56 @@ struct MediaWebSocketTests {
         #expect(client.isClosed)
     }
 
+    enum Violation: String, CaseIterable, Sendable {
+        case strayContinuation = "a continuation without a first fragment"
+        case messageInsideMessage = "a new message inside a fragmented one"
+        case oversizedFrame = "a frame above the maximum size"
+        case oversizedMessage = "fragments adding up to more than the maximum size"
+
+        var frames: [(fin: Bool, opcode: WebSocketOpcode, size: Int)] {
+            switch self {
+            case .strayContinuation: [(true, .continuation, 10)]
+            case .messageInsideMessage: [(false, .text, 10), (true, .text, 10)]
+            case .oversizedFrame: [(true, .text, 70_000)]
+            case .oversizedMessage: [(false, .text, 30_000), (false, .continuation, 30_000), (true, .continuation, 30_000)]
+            }
+        }
+
+        var code: WebSocketErrorCode {
+            switch self {
+            case .strayContinuation, .messageInsideMessage: .protocolError
+            case .oversizedFrame, .oversizedMessage: .messageTooLarge
+            }
+        }
+    }
+
+    @Test("protocol violations are answered with close code 1002 or 1009 and the connection is dropped", arguments: Violation.allCases)
+    func violations(_ violation: Violation) async throws {
+        let log = PeerLog()
+        let server = try await Self.server(.media, log: log)
+        defer { server.close(promise: nil) }
+        let (client, inbox) = try await Self.connect(Self.connector(port: server.localAddress!.port!))
+        let channel = client.channel
+        // What the server sends back is recorded on the client, right after NIO's frame decoder.
+        let received = PeerLog()
+        try await channel.eventLoop.submit {
+            let decoder = try channel.pipeline.syncOperations.context(handlerType: ByteToMessageHandler<WebSocketFrameDecoder>.self)
+            try channel.pipeline.syncOperations.addHandler(FrameRecorder(log: received), position: .after(decoder.handler))
+            for frame in violation.frames {
+                let data = ByteBuffer(repeating: UInt8(ascii: "x"), count: frame.size)
+                channel.writeAndFlush(WebSocketFrame(fin: frame.fin, opcode: frame.opcode, maskKey: .random(), data: data), promise: nil)
+            }
+        }.get()
+        #expect(try await Self.closed(client.onClose, within: 3))
+        let answer = try #require(received.frames.first { $0.opcode == .connectionClose })
+        var payload = answer.unmaskedData
+        #expect(payload.readWebSocketErrorCode() == violation.code)
+        #expect(inbox.all.isEmpty)
+    }
+
     @Test("a close the peer never answers drops the connection after the close timeout")
     func unansweredClose() async throws {
-        let log = ServerLog()
+        let log = PeerLog()
         let server = try await Self.server(.silent, log: log)
         defer { server.close(promise: nil) }
         let (client, _) = try await Self.connect(Self.connector(port: server.localAddress!.port!))
@@ -209,7 +256,7 @@ struct MediaWebSocketTests {
 
     @Test("the connector reports a refused upgrade, a closed port and a server that never answers")
     func failures() async throws {
-        let log = ServerLog()
+        let log = PeerLog()
         let refusing = try await Self.server(.refusing, log: log)
         defer { refusing.close(promise: nil) }
         await #expect(throws: RealtimeConnectionError.unavailable("the server answered 401 instead of switching protocols")) {

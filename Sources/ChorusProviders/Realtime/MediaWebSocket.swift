@@ -12,14 +12,16 @@ import Glibc
 /// handler of our own instead of WebSocketKit.
 ///
 /// The bridge moves about 140 small text messages per call-second through these sockets, so the per-message cost
-/// is what matters: messages arrive as the received bytes (no `String` is made of them), go out as buffers prepared
-/// with room for the frame header (one I/O vector each), several messages sent together go out in one system call,
-/// and a client's masking keys come from a pool filled 64 keys at a time rather than one random-number call per frame.
+/// is what matters: messages arrive as the received bytes (no `String` is made of them) after one handler past NIO's
+/// frame decoder, go out as buffers prepared with room for the frame header (one I/O vector each), several messages
+/// sent together go out in one system call, and a client's masking keys come from a pool filled 64 keys at a time
+/// rather than one random-number system call per frame.
 ///
-/// Fragmented messages are reassembled (`NIOWebSocketFrameAggregator`), pings are answered, and the close handshake
-/// follows RFC 6455: the side that closes sends a close frame and the connection is dropped when the peer answers or
-/// after ``closeTimeout``.
-public final class MediaWebSocket: Sendable {
+/// Fragmented messages are reassembled (up to the maximum message size), pings are answered, protocol violations
+/// are answered with the close code RFC 6455 asks for (1002, or 1009 for a frame above the maximum), and the close
+/// handshake follows RFC 6455: the side that closes sends a close frame and the connection is dropped when the peer
+/// answers or after ``closeTimeout``.
+public final class MediaWebSocket: @unchecked Sendable {
     /// Which end of the connection this is: a client masks what it sends.
     public enum Role: Sendable {
         case server
@@ -39,21 +41,20 @@ public final class MediaWebSocket: Sendable {
     let channel: any Channel
     private let role: Role
     private let state = NIOLockedValueBox(State())
-    private let maskingKeys = NIOLockedValueBox(MaskingKeyPool())
+    /// Used on the channel's event loop only (every frame is made there).
+    private var maskingKeys = MaskingKeyPool()
 
     init(channel: any Channel, role: Role) {
         self.channel = channel
         self.role = role
     }
 
-    /// Adds the message handling to a channel whose WebSocket upgrade is done (the frame encoder and decoder are in
-    /// place) and returns the socket; call it on the channel's event loop.
+    /// Adds the message handling to a channel whose WebSocket upgrade is done (NIO's frame encoder and decoder in
+    /// place, without its automatic error handling: this handler answers protocol errors) and returns the socket;
+    /// call it on the channel's event loop.
     public static func install(on channel: any Channel, role: Role, maxMessageSize: Int) throws -> MediaWebSocket {
         let socket = MediaWebSocket(channel: channel, role: role)
-        try channel.pipeline.syncOperations.addHandlers(
-            NIOWebSocketFrameAggregator(
-                minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 1_024, maxAccumulatedFrameSize: maxMessageSize),
-            MediaWebSocketHandler(socket: socket))
+        try channel.pipeline.syncOperations.addHandler(MediaWebSocketHandler(socket: socket, maxMessageSize: maxMessageSize))
         return socket
     }
 
@@ -79,46 +80,52 @@ public final class MediaWebSocket: Sendable {
 
     /// Sends a text message; `promise` learns whether it was written.
     public func send(_ text: ByteBuffer, promise: EventLoopPromise<Void>? = nil) {
-        onLoop { [self] in
+        if channel.eventLoop.inEventLoop {
             channel.writeAndFlush(frame(.text, text), promise: promise)
+        } else {
+            channel.eventLoop.execute { self.send(text, promise: promise) }
         }
     }
 
     /// Sends two text messages in one write (the media chunk and its mark); `promise` learns whether the first was
     /// written.
     public func send(_ first: ByteBuffer, _ second: ByteBuffer, promise: EventLoopPromise<Void>? = nil) {
-        onLoop { [self] in
+        if channel.eventLoop.inEventLoop {
             channel.write(frame(.text, first), promise: promise)
             channel.writeAndFlush(frame(.text, second), promise: nil)
+        } else {
+            channel.eventLoop.execute { self.send(first, second, promise: promise) }
         }
     }
 
     /// Starts the close handshake with `code`; the connection is dropped when the peer answers or after
     /// ``closeTimeout``.
     public func close(code: WebSocketErrorCode = .normalClosure) {
-        onLoop { [self] in
-            guard channel.isActive,
-                state.withLockedValue({ state in
-                    defer { state.closing = true }; return !state.closing
-                })
-            else {
-                return
-            }
-            var payload = channel.allocator.buffer(capacity: 2)
-            payload.write(webSocketErrorCode: code)
-            channel.writeAndFlush(frame(.connectionClose, payload), promise: nil)
-            let channel = channel
-            let timeout = channel.eventLoop.scheduleTask(in: Self.closeTimeout) { channel.close(promise: nil) }
-            channel.closeFuture.whenComplete { _ in timeout.cancel() }
+        guard channel.eventLoop.inEventLoop else {
+            channel.eventLoop.execute { self.close(code: code) }
+            return
         }
+        guard channel.isActive,
+            state.withLockedValue({ state in
+                defer { state.closing = true }; return !state.closing
+            })
+        else {
+            return
+        }
+        channel.writeAndFlush(closeFrame(code), promise: nil)
+        let channel = channel
+        let timeout = channel.eventLoop.scheduleTask(in: Self.closeTimeout) { channel.close(promise: nil) }
+        channel.closeFuture.whenComplete { _ in timeout.cancel() }
     }
 
     // MARK: - Handler callbacks (on the event loop)
 
-    fileprivate func received(_ frame: WebSocketFrame) {
+    fileprivate func receivedText(_ text: ByteBuffer) {
+        state.withLockedValue { $0.onText }?(text)
+    }
+
+    fileprivate func receivedControl(_ frame: WebSocketFrame) {
         switch frame.opcode {
-        case .text:
-            state.withLockedValue { $0.onText }?(frame.unmaskedData)
         case .ping:
             channel.writeAndFlush(self.frame(.pong, frame.unmaskedData), promise: nil)
         case .connectionClose:
@@ -132,31 +139,34 @@ public final class MediaWebSocket: Sendable {
                 // The peer closes: answer with its code (1005, "no code", is never sent), then drop the connection.
                 var data = frame.unmaskedData
                 let code = data.readWebSocketErrorCode() ?? .normalClosure
-                var payload = channel.allocator.buffer(capacity: 2)
-                payload.write(webSocketErrorCode: code == .unknown(1005) ? .normalClosure : code)
-                let channel = channel
-                channel.writeAndFlush(self.frame(.connectionClose, payload)).whenComplete { _ in channel.close(promise: nil) }
+                dropAfter(closeFrame(code == .unknown(1005) ? .normalClosure : code))
             }
-        case .binary, .pong, .continuation:
-            break
         default:
             break
         }
     }
 
-    // MARK: - Private
-
-    private func frame(_ opcode: WebSocketOpcode, _ data: ByteBuffer) -> WebSocketFrame {
-        let maskKey = role == .client ? maskingKeys.withLockedValue { $0.next() } : nil
-        return WebSocketFrame(fin: true, opcode: opcode, maskKey: maskKey, data: data)
+    /// A protocol violation: the close frame with `code`, then the connection is dropped.
+    fileprivate func violated(_ code: WebSocketErrorCode) {
+        state.withLockedValue { $0.closing = true }
+        dropAfter(closeFrame(code))
     }
 
-    private func onLoop(_ body: @escaping @Sendable () -> Void) {
-        if channel.eventLoop.inEventLoop {
-            body()
-        } else {
-            channel.eventLoop.execute(body)
-        }
+    // MARK: - Private
+
+    private func dropAfter(_ frame: WebSocketFrame) {
+        let channel = channel
+        channel.writeAndFlush(frame).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    private func closeFrame(_ code: WebSocketErrorCode) -> WebSocketFrame {
+        var payload = channel.allocator.buffer(capacity: 2)
+        payload.write(webSocketErrorCode: code)
+        return frame(.connectionClose, payload)
+    }
+
+    private func frame(_ opcode: WebSocketOpcode, _ data: ByteBuffer) -> WebSocketFrame {
+        WebSocketFrame(fin: true, opcode: opcode, maskKey: role == .client ? maskingKeys.next() : nil, data: data)
     }
 }
 
@@ -211,21 +221,67 @@ struct MaskingKeyPool {
     }
 }
 
-/// Hands a ``MediaWebSocket`` its frames.
+/// Hands a ``MediaWebSocket`` its messages: reassembles fragmented ones, passes control frames, and answers NIO's
+/// frame decoder's protocol errors.
 final class MediaWebSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
 
-    private let socket: MediaWebSocket
+    /// At most this many fragments make one message.
+    static let maximumFragments = 1_024
 
-    init(socket: MediaWebSocket) {
+    private let socket: MediaWebSocket
+    private let maxMessageSize: Int
+    /// The message being reassembled from fragments, if any.
+    private var fragments: ByteBuffer?
+    private var fragmentsAreText = false
+    private var fragmentCount = 0
+
+    init(socket: MediaWebSocket, maxMessageSize: Int) {
         self.socket = socket
+        self.maxMessageSize = maxMessageSize
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        socket.received(unwrapInboundIn(data))
+        let frame = unwrapInboundIn(data)
+        switch frame.opcode {
+        case .text, .binary:
+            guard fragments == nil else { return socket.violated(.protocolError) }  // a new message inside another
+            if frame.fin {
+                if frame.opcode == .text { socket.receivedText(frame.unmaskedData) }
+            } else {
+                var first = context.channel.allocator.buffer(capacity: frame.length * 2)
+                var data = frame.unmaskedData
+                first.writeBuffer(&data)
+                fragments = first
+                fragmentsAreText = frame.opcode == .text
+                fragmentCount = 1
+            }
+        case .continuation:
+            guard var message = fragments else { return socket.violated(.protocolError) }
+            fragments = nil
+            fragmentCount += 1
+            var data = frame.unmaskedData
+            guard message.readableBytes + data.readableBytes <= maxMessageSize, fragmentCount <= Self.maximumFragments else {
+                return socket.violated(.messageTooLarge)
+            }
+            message.writeBuffer(&data)
+            if frame.fin {
+                // Binary messages are not used by either peer: reassembled (and checked), then dropped.
+                if fragmentsAreText { socket.receivedText(message) }
+            } else {
+                fragments = message
+            }
+        default:
+            socket.receivedControl(frame)
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
+        // NIO's frame decoder: a frame above the maximum size (1009) or a malformed control frame (1002).
+        if let error = error as? NIOWebSocketError {
+            socket.violated(error == .invalidFrameLength ? .messageTooLarge : .protocolError)
+        } else {
+            context.close(promise: nil)
+        }
     }
 }

@@ -89,7 +89,7 @@ public struct OpenAIRealtimeConnector: RealtimeConnector {
                     }
                     let request = NIOLoopBound(
                         UpgradeRequestHandler(target: target, headers: requestHeaders, outcome: outcome), eventLoop: channel.eventLoop)
-                    let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: Self.maxMessageSize, automaticErrorHandling: true) { channel, _ in
+                    let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: Self.maxMessageSize, automaticErrorHandling: false) { channel, _ in
                         // A session that connects after the deadline is closed at once.
                         guard !outcome.isCompleted else { return channel.close() }
                         do {

@@ -86,7 +86,7 @@ struct MediaStreamUpgrader: Upgrader {
 
     func applyUpgrade(req: Request, res: Response) -> any HTTPServerProtocolUpgrader {
         NIOWebSocketServerUpgrader(
-            maxFrameSize: Self.maxMessageSize, automaticErrorHandling: true,
+            maxFrameSize: Self.maxMessageSize, automaticErrorHandling: false,
             shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
             upgradePipelineHandler: { channel, _ in
                 do {
