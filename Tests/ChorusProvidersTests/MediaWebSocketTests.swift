@@ -1,11 +1,15 @@
+import Crypto
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import NIOWebSocket
+import SwiftASN1
 import Testing
+import X509
 
 @testable import ChorusProviders
 
@@ -71,11 +75,18 @@ struct MediaWebSocketTests {
         case refusing
     }
 
-    /// Starts a WebSocket server on a free loopback port.
-    static func server(_ peer: Peer, log: PeerLog) async throws -> any Channel {
+    /// Starts a WebSocket server on a free loopback port (behind TLS with `tls`).
+    static func server(_ peer: Peer, log: PeerLog, tls: NIOSSLContext? = nil) async throws -> any Channel {
         try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
+                if let tls {
+                    do {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                    } catch {
+                        return channel.eventLoop.makeFailedFuture(error)
+                    }
+                }
                 let upgrader = NIOWebSocketServerUpgrader(
                     maxFrameSize: 1 << 16, automaticErrorHandling: false,
                     shouldUpgrade: { channel, head in
@@ -99,10 +110,32 @@ struct MediaWebSocketTests {
             .bind(host: "127.0.0.1", port: 0).get()
     }
 
-    static func connector(port: Int, timeout: TimeAmount = .seconds(5)) throws -> OpenAIRealtimeConnector {
+    static func connector(
+        port: Int, timeout: TimeAmount = .seconds(5), secure: Bool = false, tls: TLSConfiguration = .makeClientConfiguration()
+    ) throws -> OpenAIRealtimeConnector {
         try OpenAIRealtimeConnector(
-            baseURL: URL(string: "http://127.0.0.1:\(port)/v1")!, apiKey: "sk-test-key", connectTimeout: timeout,
-            logger: Logger(label: "test"))
+            baseURL: URL(string: secure ? "https://localhost:\(port)/v1" : "http://127.0.0.1:\(port)/v1")!, apiKey: "sk-test-key",
+            connectTimeout: timeout, tls: tls, logger: Logger(label: "test"))
+    }
+
+    /// A self-signed certificate for `localhost` and its key.
+    static func selfSigned() throws -> (NIOSSLCertificate, NIOSSLPrivateKey) {
+        let key = P256.Signing.PrivateKey()
+        let name = try DistinguishedName { CommonName("localhost") }
+        let certificate = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: Certificate.PublicKey(key.publicKey),
+            notValidBefore: Date().addingTimeInterval(-3_600), notValidAfter: Date().addingTimeInterval(3_600), issuer: name,
+            subject: name, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                SubjectAlternativeNames([.dnsName("localhost")])
+            }, issuerPrivateKey: Certificate.PrivateKey(key))
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        return (
+            try NIOSSLCertificate(bytes: serializer.serializedBytes, format: .der),
+            try NIOSSLPrivateKey(bytes: Array(key.derRepresentation), format: .der)
+        )
     }
 
     /// Messages a socket received, in order.
@@ -121,6 +154,17 @@ struct MediaWebSocketTests {
             box.withLockedValue { $0 = socket }
         }
         return (try #require(box.withLockedValue { $0 }), inbox)
+    }
+
+    /// The server's end, once its upgrade is done (it finishes after the client has seen the 101).
+    static func serverSocket(_ log: PeerLog) async throws -> MediaWebSocket {
+        try await eventually { log.socket != nil }
+        return try #require(log.socket)
+    }
+
+    static func serverChannel(_ log: PeerLog) async throws -> any Channel {
+        try await eventually { log.channel != nil }
+        return try #require(log.channel)
     }
 
     static func eventually(_ condition: () -> Bool) async throws {
@@ -147,7 +191,7 @@ struct MediaWebSocketTests {
         #expect(head.headers["Host"].first?.hasPrefix("127.0.0.1:") == true)
 
         let serverInbox = Inbox()
-        let serverSocket = try #require(log.socket)
+        let serverSocket = try await Self.serverSocket(log)
         serverSocket.onText { serverInbox.add($0) }
         for index in 0..<70 { client.send(ByteBuffer(string: #"{"n":\#(index)}"#)) }
         client.send(ByteBuffer(string: "first"), ByteBuffer(string: "second"))
@@ -171,7 +215,7 @@ struct MediaWebSocketTests {
         let server = try await Self.server(.media, log: log)
         defer { server.close(promise: nil) }
         let (client, inbox) = try await Self.connect(Self.connector(port: server.localAddress!.port!))
-        let channel = try #require(log.channel)
+        let channel = try await Self.serverChannel(log)
         func write(_ frame: WebSocketFrame) async throws {
             try await channel.eventLoop.submit { channel.writeAndFlush(frame, promise: nil) }.get()
         }
@@ -185,7 +229,7 @@ struct MediaWebSocketTests {
         #expect(String(buffer: pong.unmaskedData) == "are you there")
 
         // The server closes: the client answers with the same code and the connection goes.
-        let serverSocket = try #require(log.socket)
+        let serverSocket = try await Self.serverSocket(log)
         serverSocket.close(code: .goingAway)
         #expect(try await Self.closed(client.onClose, within: 2))
         let answer = try #require(log.frames.first { $0.opcode == .connectionClose })
@@ -199,6 +243,8 @@ struct MediaWebSocketTests {
         case messageInsideMessage = "a new message inside a fragmented one"
         case oversizedFrame = "a frame above the maximum size"
         case oversizedMessage = "fragments adding up to more than the maximum size"
+        case unmasked = "an unmasked frame from the client"
+        case reservedOpcode = "a reserved opcode"
 
         var frames: [(fin: Bool, opcode: WebSocketOpcode, size: Int)] {
             switch self {
@@ -206,12 +252,14 @@ struct MediaWebSocketTests {
             case .messageInsideMessage: [(false, .text, 10), (true, .text, 10)]
             case .oversizedFrame: [(true, .text, 70_000)]
             case .oversizedMessage: [(false, .text, 30_000), (false, .continuation, 30_000), (true, .continuation, 30_000)]
+            case .unmasked: [(true, .text, 10)]
+            case .reservedOpcode: [(true, WebSocketOpcode(encodedWebSocketOpcode: 0x3)!, 10)]
             }
         }
 
         var code: WebSocketErrorCode {
             switch self {
-            case .strayContinuation, .messageInsideMessage: .protocolError
+            case .strayContinuation, .messageInsideMessage, .unmasked, .reservedOpcode: .protocolError
             case .oversizedFrame, .oversizedMessage: .messageTooLarge
             }
         }
@@ -231,7 +279,8 @@ struct MediaWebSocketTests {
             try channel.pipeline.syncOperations.addHandler(FrameRecorder(log: received), position: .after(decoder.handler))
             for frame in violation.frames {
                 let data = ByteBuffer(repeating: UInt8(ascii: "x"), count: frame.size)
-                channel.writeAndFlush(WebSocketFrame(fin: frame.fin, opcode: frame.opcode, maskKey: .random(), data: data), promise: nil)
+                let mask: WebSocketMaskingKey? = violation == .unmasked ? nil : .random()
+                channel.writeAndFlush(WebSocketFrame(fin: frame.fin, opcode: frame.opcode, maskKey: mask, data: data), promise: nil)
             }
         }.get()
         #expect(try await Self.closed(client.onClose, within: 3))
@@ -252,6 +301,38 @@ struct MediaWebSocketTests {
         #expect(try await Self.closed(client.onClose, within: 3))
         #expect(ContinuousClock.now - started >= .milliseconds(900))
         #expect(log.frames.contains { $0.opcode == .connectionClose })
+    }
+
+    @Test("a wss session: the server's certificate is verified, so a trusted one connects and an unknown one is refused")
+    func tls() async throws {
+        let (certificate, key) = try Self.selfSigned()
+        let serverTLS = try NIOSSLContext(
+            configuration: .makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(key)))
+        let log = PeerLog()
+        let server = try await Self.server(.media, log: log, tls: serverTLS)
+        defer { server.close(promise: nil) }
+        let port = server.localAddress!.port!
+
+        var trusting = TLSConfiguration.makeClientConfiguration()
+        trusting.trustRoots = .certificates([certificate])
+        let (client, inbox) = try await Self.connect(Self.connector(port: port, secure: true, tls: trusting))
+        #expect(log.requests.first?.uri == "/v1/realtime?model=gpt-realtime")
+        let serverSocket = try await Self.serverSocket(log)
+        serverSocket.send(ByteBuffer(string: #"{"type":"session.created"}"#))
+        client.send(ByteBuffer(string: #"{"type":"session.update"}"#))
+        try await Self.eventually { inbox.all.count == 1 && log.frames.count == 1 }
+        #expect(inbox.all == [#"{"type":"session.created"}"#])
+        #expect(String(buffer: try #require(log.frames.first).unmaskedData) == #"{"type":"session.update"}"#)
+        client.close()
+        #expect(try await Self.closed(client.onClose, within: 2))
+
+        // The default configuration trusts the system's roots only.
+        await #expect {
+            _ = try await Self.connect(Self.connector(port: port, secure: true))
+        } throws: { error in
+            guard case RealtimeConnectionError.unavailable = error else { return false }
+            return true
+        }
     }
 
     @Test("the connector reports a refused upgrade, a closed port and a server that never answers")

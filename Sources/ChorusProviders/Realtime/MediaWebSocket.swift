@@ -39,7 +39,7 @@ public final class MediaWebSocket: @unchecked Sendable {
     }
 
     let channel: any Channel
-    private let role: Role
+    let role: Role
     private let state = NIOLockedValueBox(State())
     /// Used on the channel's event loop only (every frame is made there).
     private var maskingKeys = MaskingKeyPool()
@@ -136,10 +136,12 @@ public final class MediaWebSocket: @unchecked Sendable {
                 // The peer answered our close frame.
                 channel.close(promise: nil)
             } else {
-                // The peer closes: answer with its code (1005, "no code", is never sent), then drop the connection.
+                // The peer closes: answer with its code, then drop the connection. 1005 ("no code"), 1006 (abnormal
+                // closure) and 1015 (TLS failure) are never sent (RFC 6455 §7.4.1): they are answered with 1000.
                 var data = frame.unmaskedData
                 let code = data.readWebSocketErrorCode() ?? .normalClosure
-                dropAfter(closeFrame(code == .unknown(1005) ? .normalClosure : code))
+                let reserved = [UInt16(1005), 1006, 1015].contains(UInt16(webSocketErrorCode: code))
+                dropAfter(closeFrame(reserved ? .normalClosure : code))
             }
         default:
             break
@@ -212,8 +214,12 @@ struct MaskingKeyPool {
             }
             var generator = SystemRandomNumberGenerator()
             while filled < size {
-                buffer[filled] = UInt8.random(in: .min ... .max, using: &generator)
-                filled += 1
+                withUnsafeBytes(of: generator.next()) { word in
+                    for byte in word where filled < size {
+                        buffer[filled] = byte
+                        filled += 1
+                    }
+                }
             }
             #endif
             count = size
@@ -235,6 +241,8 @@ final class MediaWebSocketHandler: ChannelInboundHandler, RemovableChannelHandle
     private var fragments: ByteBuffer?
     private var fragmentsAreText = false
     private var fragmentCount = 0
+    /// After a protocol violation nothing more is read (the close frame is on its way and the connection goes).
+    private var failed = false
 
     init(socket: MediaWebSocket, maxMessageSize: Int) {
         self.socket = socket
@@ -242,10 +250,16 @@ final class MediaWebSocketHandler: ChannelInboundHandler, RemovableChannelHandle
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !failed else { return }
         let frame = unwrapInboundIn(data)
+        // RFC 6455 §5.1–5.2: a client masks every frame and a server none; no extension is negotiated, so the reserved
+        // bits stay clear.
+        guard (frame.maskKey != nil) == (socket.role == .server), !frame.rsv1, !frame.rsv2, !frame.rsv3 else {
+            return violated(.protocolError)
+        }
         switch frame.opcode {
         case .text, .binary:
-            guard fragments == nil else { return socket.violated(.protocolError) }  // a new message inside another
+            guard fragments == nil else { return violated(.protocolError) }  // a new message inside another
             if frame.fin {
                 if frame.opcode == .text { socket.receivedText(frame.unmaskedData) }
             } else {
@@ -257,12 +271,12 @@ final class MediaWebSocketHandler: ChannelInboundHandler, RemovableChannelHandle
                 fragmentCount = 1
             }
         case .continuation:
-            guard var message = fragments else { return socket.violated(.protocolError) }
+            guard var message = fragments else { return violated(.protocolError) }
             fragments = nil
             fragmentCount += 1
             var data = frame.unmaskedData
             guard message.readableBytes + data.readableBytes <= maxMessageSize, fragmentCount <= Self.maximumFragments else {
-                return socket.violated(.messageTooLarge)
+                return violated(.messageTooLarge)
             }
             message.writeBuffer(&data)
             if frame.fin {
@@ -271,17 +285,27 @@ final class MediaWebSocketHandler: ChannelInboundHandler, RemovableChannelHandle
             } else {
                 fragments = message
             }
-        default:
+        case .ping, .pong, .connectionClose:
             socket.receivedControl(frame)
+        default:
+            // Opcodes RFC 6455 reserves.
+            violated(.protocolError)
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // NIO's frame decoder: a frame above the maximum size (1009) or a malformed control frame (1002).
         if let error = error as? NIOWebSocketError {
-            socket.violated(error == .invalidFrameLength ? .messageTooLarge : .protocolError)
+            violated(error == .invalidFrameLength ? .messageTooLarge : .protocolError)
         } else {
             context.close(promise: nil)
         }
+    }
+
+    private func violated(_ code: WebSocketErrorCode) {
+        guard !failed else { return }
+        failed = true
+        fragments = nil
+        socket.violated(code)
     }
 }

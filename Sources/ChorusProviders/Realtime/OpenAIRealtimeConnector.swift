@@ -37,12 +37,17 @@ public struct OpenAIRealtimeConnector: RealtimeConnector {
     private let logger: Logger
     private let tlsContext: NIOSSLContext?
 
-    public init(baseURL: URL, apiKey: String, connectTimeout: TimeAmount = .seconds(10), logger: Logger) throws {
+    /// `tls` applies to `https` base URLs (`wss` sessions): by default the system's trust roots and full certificate
+    /// and host name verification.
+    public init(
+        baseURL: URL, apiKey: String, connectTimeout: TimeAmount = .seconds(10), tls: TLSConfiguration = .makeClientConfiguration(),
+        logger: Logger
+    ) throws {
         self.baseURL = baseURL
         self.apiKey = apiKey
         self.connectTimeout = connectTimeout
         self.logger = logger
-        self.tlsContext = baseURL.scheme == "https" ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+        self.tlsContext = baseURL.scheme == "https" ? try NIOSSLContext(configuration: tls) : nil
     }
 
     /// The WebSocket URL of a session for `model`.
