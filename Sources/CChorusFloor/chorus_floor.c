@@ -64,7 +64,17 @@ static int dial(int port) {
     return fd;
 }
 
-int chorus_floor_relay(int in_listener, int out_listener, int calls, double warmup_s, double seconds,
+static void release(int *in, int *out, int calls, int epoll) {
+    for (int i = 0; i < calls; i++) {
+        close(in[i]);
+        close(out[i]);
+    }
+    close(epoll);
+    free(in);
+    free(out);
+}
+
+int chorus_floor_relay(int in_listener, int out_listener, int calls, int size, double warmup_s, double seconds,
                        chorus_floor_result *result) {
     int *in = calloc((size_t)calls, sizeof(int)), *out = calloc((size_t)calls, sizeof(int));
     int epoll = epoll_create1(EPOLL_CLOEXEC), status = 0;
@@ -81,34 +91,29 @@ int chorus_floor_relay(int in_listener, int out_listener, int calls, double warm
     struct epoll_event events[256];
     struct rusage before, after;
     double start = now_s(), measured = 0;
-    long messages = 0;
+    long bytes = 0;
     while (status == 0) {
         double elapsed = now_s() - start;
         if (measured == 0 && elapsed >= warmup_s) {
             getrusage(RUSAGE_SELF, &before);
             measured = now_s();
-            messages = 0;
+            bytes = 0;
         }
         if (elapsed >= warmup_s + seconds) break;
         int ready = epoll_wait(epoll, events, 256, 50);
         for (int j = 0; j < ready; j++) {
             int i = (int)events[j].data.u32;
             ssize_t count = read(in[i], buffer, sizeof buffer);
-            if (count > 0 && write(out[i], buffer, (size_t)count) == count) messages++;
+            if (count > 0 && write(out[i], buffer, (size_t)count) == count) bytes += count;
         }
     }
     getrusage(RUSAGE_SELF, &after);
     result->user_ms = ms(after.ru_utime) - ms(before.ru_utime);
     result->kernel_ms = ms(after.ru_stime) - ms(before.ru_stime);
     result->wall_s = measured > 0 ? now_s() - measured : 0;
-    result->messages = messages;
-    for (int i = 0; i < calls; i++) {
-        close(in[i]);
-        close(out[i]);
-    }
-    close(epoll);
-    free(in);
-    free(out);
+    // Messages that arrived together were read and written together: they are counted by their bytes.
+    result->messages = bytes / size;
+    release(in, out, calls, epoll);
     return status;
 }
 
@@ -144,13 +149,7 @@ int chorus_floor_peer(int in_port, int out_port, int calls, int size, double int
             nanosleep(&pause, NULL);
         }
     }
-    for (int i = 0; i < calls; i++) {
-        close(in[i]);
-        close(out[i]);
-    }
-    close(epoll);
-    free(in);
-    free(out);
+    release(in, out, calls, epoll);
     free(message);
     return status;
 }
@@ -158,9 +157,9 @@ int chorus_floor_peer(int in_port, int out_port, int calls, int size, double int
 #else
 // epoll is Linux's: elsewhere the reference relay is not available.
 int chorus_floor_listen(int *port) { (void)port; return -1; }
-int chorus_floor_relay(int in_listener, int out_listener, int calls, double warmup_s, double seconds,
+int chorus_floor_relay(int in_listener, int out_listener, int calls, int size, double warmup_s, double seconds,
                        chorus_floor_result *result) {
-    (void)in_listener; (void)out_listener; (void)calls; (void)warmup_s; (void)seconds; (void)result;
+    (void)in_listener; (void)out_listener; (void)calls; (void)size; (void)warmup_s; (void)seconds; (void)result;
     return -1;
 }
 int chorus_floor_peer(int in_port, int out_port, int calls, int size, double interval_ms, double seconds) {

@@ -47,7 +47,7 @@ struct Floor: ParsableCommand {
             peer.waitUntilExit()
         }
         var result = chorus_floor_result()
-        guard chorus_floor_relay(inListener, outListener, Int32(calls), 1, seconds, &result) == 0, result.wall_s > 0 else {
+        guard chorus_floor_relay(inListener, outListener, Int32(calls), Int32(size), 1, seconds, &result) == 0, result.wall_s > 0 else {
             throw ValidationError("the reference relay could not accept its connections")
         }
         close(inListener)

@@ -13,9 +13,10 @@ typedef struct {
 int chorus_floor_listen(int *port);
 
 /// The reference relay: accepts `calls` connections on each listener (pairing them in order), then for `warmup_s`
-/// and `seconds` more writes every message read on an inbound connection to its outbound partner, with one epoll
-/// loop and no other work. Measures this process's CPU over the last `seconds`. Returns 0, or -1 on a socket error.
-int chorus_floor_relay(int in_listener, int out_listener, int calls, double warmup_s, double seconds,
+/// and `seconds` more writes whatever is read on an inbound connection to its outbound partner, with one epoll loop
+/// and no other work. Measures this process's CPU over the last `seconds`; messages (`size` bytes each) are counted
+/// by their bytes. Returns 0, or -1 on a socket error.
+int chorus_floor_relay(int in_listener, int out_listener, int calls, int size, double warmup_s, double seconds,
                        chorus_floor_result *result);
 
 /// The load: dials `calls` connections to each port, sends a `size`-byte message every `interval_ms` on each inbound
