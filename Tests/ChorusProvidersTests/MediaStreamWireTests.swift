@@ -36,6 +36,13 @@ struct MediaStreamWireTests {
         #expect(twilioFrame("not json") == nil)
         #expect(twilioFrame(#"{"event":"media","media":{"track":"inbound"}}"#) == nil)
         #expect(twilioFrame(#"{"event":"media""#) == nil)
+        // Payloads are relayed as received: anything but base64 characters (an escape, a space, invalid UTF-8) is refused.
+        #expect(twilioFrame(#"{"event":"media","media":{"payload":"AA\u0041"}}"#) == nil)
+        #expect(twilioFrame(#"{"event":"media","media":{"payload":"AA AA"}}"#) == nil)
+        var invalid = ByteBuffer(string: #"{"event":"media","media":{"payload":"AA"#)
+        invalid.writeBytes([0xC3, 0x28])
+        invalid.writeString(#""}}"#)
+        #expect(TwilioMediaStreamFrame.parse(invalid) == nil)
     }
 
     @Test("frames we send are the exact JSON Twilio and OpenAI expect")
@@ -74,6 +81,7 @@ struct MediaStreamWireTests {
         let delta =
             #"{"type":"response.output_audio.delta","event_id":"e1","response_id":"r1","item_id":"item_9","output_index":0,"content_index":0,"delta":"//79"}"#
         #expect(realtimeEvent(delta) == .audioDelta(itemID: "item_9", delta: ByteBuffer(string: "//79")))
+        #expect(realtimeEvent(#"{"type":"response.output_audio.delta","item_id":"i","delta":"//7<"}"#) == nil)
         let transcript = #"{"type":"response.output_audio_transcript.done","item_id":"i1","transcript":"He said \"hi\"\n"}"#
         #expect(realtimeEvent(transcript) == .assistantTranscript(itemID: "i1", text: "He said \"hi\"\n"))
         let callee = #"{"type":"conversation.item.input_audio_transcription.completed","item_id":"u1","content_index":0,"transcript":"Héllo"}"#

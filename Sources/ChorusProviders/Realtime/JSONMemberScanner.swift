@@ -31,6 +31,16 @@ public enum JSONMemberScanner {
         /// The value as a `String`.
         public var string: String { String(decoding: value, as: UTF8.self) }
 
+        /// Whether the value is a string of base64 characters only (`A–Z a–z 0–9 + / =`): audio payloads are relayed as
+        /// the received bytes, so anything else (stray bytes, invalid UTF-8) is refused here.
+        public var isBase64: Bool {
+            isString
+                && value.allSatisfy { byte in
+                    (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2B
+                        || byte == 0x2F || byte == 0x3D
+                }
+        }
+
         /// The value as an integer: a number, or a string of digits (Twilio sends numbers as strings).
         public var integer: Int? {
             guard !value.isEmpty else { return nil }

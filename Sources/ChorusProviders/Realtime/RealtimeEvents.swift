@@ -191,7 +191,7 @@ public enum RealtimeClientEvent {
 public enum RealtimeServerEvent: Sendable, Equatable {
     case sessionCreated
     case sessionUpdated
-    /// `response.output_audio.delta`: base64 audio (a slice of the received text) of an assistant item.
+    /// `response.output_audio.delta`: base64 audio (a slice of the received bytes) of an assistant item.
     case audioDelta(itemID: String, delta: ByteBuffer)
     /// `input_audio_buffer.speech_started`.
     case speechStarted
@@ -220,7 +220,7 @@ public enum RealtimeServerEvent: Sendable, Equatable {
                     type = member.string
                 } else if member.keyIs("item_id") {
                     itemID = member.string
-                } else if member.keyIs("delta"), member.isString, !member.hasEscapes, let base {
+                } else if member.keyIs("delta"), member.isBase64, let base {
                     let start = member.value.baseAddress.map { $0 - base } ?? 0
                     delta = start..<(start + member.value.count)
                 }

@@ -30,7 +30,7 @@ public enum TwilioMediaStreamFrame: Sendable, Equatable {
             let valid = JSONMemberScanner.scan(bytes) { member in
                 if member.depth == 1, member.keyIs("event") {
                     scanned.event = member.string
-                } else if member.depth == 2, member.keyIs("payload"), member.isString, !member.hasEscapes, let base {
+                } else if member.depth == 2, member.keyIs("payload"), member.isBase64, let base {
                     let start = member.value.baseAddress.map { $0 - base } ?? 0
                     scanned.payload = start..<(start + member.value.count)
                 } else if member.depth == 2, member.keyIs("timestamp") {
