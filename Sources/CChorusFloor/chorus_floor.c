@@ -31,13 +31,19 @@ static void no_delay(int fd) {
 
 static double ms(struct timeval t) { return (double)t.tv_sec * 1e3 + (double)t.tv_usec / 1e3; }
 
-int chorus_floor_listen(int *port) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
+static struct sockaddr_in loopback(int port) {
     struct sockaddr_in address;
     memset(&address, 0, sizeof address);
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons((unsigned short)port);
+    return address;
+}
+
+int chorus_floor_listen(int *port) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    struct sockaddr_in address = loopback(0);
     socklen_t length = sizeof address;
     if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0 || listen(fd, 4096) != 0 ||
         getsockname(fd, (struct sockaddr *)&address, &length) != 0) {
@@ -51,11 +57,7 @@ int chorus_floor_listen(int *port) {
 static int dial(int port) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
-    struct sockaddr_in address;
-    memset(&address, 0, sizeof address);
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = htons((unsigned short)port);
+    struct sockaddr_in address = loopback(port);
     if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
         close(fd);
         return -1;

@@ -18,11 +18,8 @@ final class RealtimeSession: @unchecked Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
-    let eventLoop: any EventLoop
 
-    private init(eventLoop: any EventLoop) {
-        self.eventLoop = eventLoop
-    }
+    private init() {}
 
     /// The provider name of realtime exchanges in the provider health.
     static let provider = "openai_realtime"
@@ -32,7 +29,7 @@ final class RealtimeSession: @unchecked Sendable {
         connector: any RealtimeConnector, session: RealtimeSessionConfiguration, on eventLoop: any EventLoop,
         observer: (any ProviderCallObserver)?
     ) async throws -> RealtimeSession {
-        let realtime = RealtimeSession(eventLoop: eventLoop)
+        let realtime = RealtimeSession()
         let started = ContinuousClock.now
         do {
             try await connector.connect(model: session.model, on: eventLoop) { socket in
