@@ -45,7 +45,8 @@ public enum ChorusError: Error, LocalizedError {
             return refusal.message.isEmpty ? "Your plan does not cover this. Please upgrade to continue." : refusal.message
         case .rateLimited(let retryAfter):
             guard let retryAfter, retryAfter > 0 else { return "Too many requests. Please wait a moment and try again." }
-            let seconds = Int(retryAfter.rounded(.up))
+            // `rateLimited` is public: an app may build one from any number, so the conversion cannot trap either.
+            let seconds = Int(min(retryAfter, 1e15).rounded(.up))
             return "Too many requests. Please try again in \(seconds) second\(seconds == 1 ? "" : "s")."
         case .validation(let errors):
             guard !errors.isEmpty else { return "Some of the information entered is not valid." }
@@ -107,10 +108,15 @@ public enum ChorusError: Error, LocalizedError {
         return .api(status: status, detail: detail ?? HTTPURLResponse.localizedString(forStatusCode: status).capitalized)
     }
 
+    /// The longest `Retry-After` kept as it is (a year); longer ones are clamped to it.
+    static let longestRetryAfter: TimeInterval = 366 * 86_400
+
     /// `Retry-After` as delta-seconds or an HTTP date.
     static func parseRetryAfter(_ value: String) -> TimeInterval? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
-        if let seconds = TimeInterval(trimmed) { return max(0, seconds) }
+        // From the server or a proxy: `inf`, `nan` and `1e300` parse as doubles; only finite values are kept, clamped to
+        // a year so that the message and any wait computed from them stay representable.
+        if let seconds = TimeInterval(trimmed) { return seconds.isFinite ? min(max(0, seconds), longestRetryAfter) : nil }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")

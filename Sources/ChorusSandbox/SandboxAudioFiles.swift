@@ -214,7 +214,8 @@ public enum SandboxAudioFiles {
             } else if size == 0 {
                 size = range.upperBound - offset
             }
-            guard size >= header, offset + size <= range.upperBound else { return nil }
+            // `size` is the file's (up to Int.max with a 64-bit size): compared with what is left, never added (it trapped).
+            guard size >= header, size <= range.upperBound - offset else { return nil }
             if bytes[offset + 4..<offset + 8].elementsEqual(type.utf8) { return offset + header..<offset + size }
             offset += size
         }

@@ -94,6 +94,11 @@ extension SandboxOpenAI {
         guard heard.duration >= 0.1 else {
             return Self.invalid("Audio file is too short. Minimum audio length is 0.1 seconds.", param: "file", code: "audio_too_short")
         }
+        // A container claiming more than a day (an M4A's 64-bit duration can claim 2^64 − 1 seconds) is not audio the
+        // API would take: refused before the duration is turned into usage, timestamps and segments (it trapped).
+        guard heard.duration <= 86_400 else {
+            return Self.invalid("The audio file could not be decoded or its format is not supported.", param: "file", code: "invalid_value")
+        }
         let code = language ?? "en"
         switch format {
         case "verbose_json":

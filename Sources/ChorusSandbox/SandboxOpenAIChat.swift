@@ -1,3 +1,4 @@
+import ChorusCore
 import Foundation
 import Vapor
 
@@ -492,8 +493,9 @@ struct SandboxExtractor {
             return .bool(named == .urgent ? item?.urgent ?? thread.hasUrgent : false)
         case "integer", "number":
             var count = topic == .count || named == .count ? (item == nil ? thread.lines.count : 1) : 0
-            if let minimum = object["minimum"]?.number { count = max(count, Int(minimum.rounded(.up))) }
-            if let maximum = object["maximum"]?.number { count = min(count, Int(maximum.rounded(.down))) }
+            // The schema is the caller's: `minimum: 1e300` is clamped, not converted with a trapping `Int(_:)`.
+            if let minimum = object["minimum"]?.number { count = max(count, Int(clampingRounded: minimum, .up)) }
+            if let maximum = object["maximum"]?.number { count = min(count, Int(clampingRounded: maximum, .down)) }
             return type == "integer" ? .int(count) : .double(Double(count))
         case "null":
             return .null

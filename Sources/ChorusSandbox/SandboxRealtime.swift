@@ -129,22 +129,30 @@ public final class SandboxRealtime: Sendable {
 
         /// Why the behavior cannot be used, or `nil` when it is valid.
         public var problem: String? {
-            if firstAudioDelayMs < 0 { return "first_audio_delay_ms must not be negative." }
-            if !(speed > 0 && speed <= 1_000) { return "speed must be greater than 0 and at most 1000." }
+            // Every number here becomes a NIO `TimeAmount` in nanoseconds: bounded so that it cannot overflow one.
+            if !(0...Self.longestDelayMs).contains(firstAudioDelayMs) { return "first_audio_delay_ms must be between 0 and 600000." }
+            if !(speed >= Self.slowestSpeed && speed <= 1_000) { return "speed must be between 0.01 and 1000." }
             if !(10...5_000).contains(chunkMs) { return "chunk_ms must be between 10 and 5000." }
             if replyLines.isEmpty { return "reply_lines must not be empty." }
-            if let failAfterMs, failAfterMs < 0 { return "fail_after_ms must not be negative." }
+            if let failAfterMs, !(0...Self.longestFailAfterMs).contains(failAfterMs) { return "fail_after_ms must be between 0 and 3600000." }
             return nil
         }
+
+        /// The longest ``firstAudioDelayMs``: ten minutes.
+        static let longestDelayMs = 600_000
+        /// The latest ``failAfterMs``: an hour.
+        static let longestFailAfterMs = 3_600_000
+        /// The slowest ``speed`` (a chunk of 5 s then takes 500 s to generate).
+        static let slowestSpeed = 0.01
 
         /// The behavior with out-of-range values brought into range (what sessions use).
         var sanitized: Behavior {
             var behavior = self
-            behavior.firstAudioDelayMs = max(0, firstAudioDelayMs)
-            behavior.speed = speed > 0 ? min(speed, 1_000) : 1
+            behavior.firstAudioDelayMs = min(max(0, firstAudioDelayMs), Self.longestDelayMs)
+            behavior.speed = speed > 0 ? min(max(speed, Self.slowestSpeed), 1_000) : 1
             behavior.chunkMs = min(max(chunkMs, 10), 5_000)
             if replyLines.isEmpty { behavior.replyLines = Behavior.defaultReplyLines }
-            behavior.failAfterMs = failAfterMs.map { max(0, $0) }
+            behavior.failAfterMs = failAfterMs.map { min(max(0, $0), Self.longestFailAfterMs) }
             return behavior
         }
     }

@@ -325,7 +325,7 @@ public final class SandboxTwilio: Sendable {
         for (name, raw) in form where name == "StatusCallbackEvent" {
             events.formUnion(raw.split(separator: " ").map { String($0).lowercased() })
         }
-        let timeLimit = value("TimeLimit").flatMap(Int.init).map { max(1, $0) } ?? 14_400
+        let timeLimit = value("TimeLimit").flatMap(Int.init).map { min(max(1, $0), 86_400) } ?? 14_400
         let ringTimeout = value("Timeout").flatMap(Int.init).map { min(max(1, $0), 600) } ?? 60
 
         let now = Date()
@@ -440,17 +440,18 @@ public final class SandboxTwilio: Sendable {
                     + "\"interrupt_after_ms\": n} (every member optional).",
                 status: .badRequest)
         }
-        let numbers: [(String, Double?)] = [
-            ("talk_seconds", settings.talkSeconds.map(Double.init)),
-            ("first_line_after_ms", settings.firstLineAfterMs.map(Double.init)),
-            ("reply_after_ms", settings.replyAfterMs.map(Double.init)),
-            ("hangup_after_seconds", settings.hangupAfterSeconds),
-            ("interrupt_after_ms", settings.interruptAfterMs.map(Double.init)),
+        // At most a day: the values become durations and deadlines (`hangup_after_seconds: 1e300` trapped converting).
+        let numbers: [(String, Double?, Double)] = [
+            ("talk_seconds", settings.talkSeconds.map(Double.init), 86_400),
+            ("first_line_after_ms", settings.firstLineAfterMs.map(Double.init), 86_400_000),
+            ("reply_after_ms", settings.replyAfterMs.map(Double.init), 86_400_000),
+            ("hangup_after_seconds", settings.hangupAfterSeconds, 86_400),
+            ("interrupt_after_ms", settings.interruptAfterMs.map(Double.init), 86_400_000),
         ]
-        for (name, number) in numbers {
+        for (name, number, limit) in numbers {
             guard let number else { continue }
-            if number < 0 || !number.isFinite {
-                return SandboxJSON.detail("\(name) must not be negative.", status: .badRequest)
+            if !(number >= 0 && number <= limit) {
+                return SandboxJSON.detail("\(name) must be between 0 and \(Int(limit)).", status: .badRequest)
             }
         }
         let behavior = settings.behavior ?? defaultBehavior
@@ -522,7 +523,7 @@ public final class SandboxTwilio: Sendable {
     func sleep(simulated seconds: Double) async -> Bool {
         let nanoseconds = max(0, seconds * timing.timeScale * 1_000_000_000)
         do {
-            try await Task.sleep(for: .nanoseconds(Int64(nanoseconds)))
+            try await Task.sleep(for: .nanoseconds(Int64(clampingRounded: nanoseconds)))
             return true
         } catch {
             return false

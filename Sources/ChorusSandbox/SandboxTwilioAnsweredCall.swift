@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ChorusCore
 import ChorusProviders
 import Foundation
 import NIOCore
@@ -176,7 +177,7 @@ extension SandboxTwilio {
         }
         let timeLimitAt = call.answeredAt + .seconds(call.timeLimit)
         let hangupAfter = call.script.hangupAfterSeconds ?? talkSeconds
-        let hangupAt: ContinuousClock.Instant? = call.answeredAt + .milliseconds(Int64((hangupAfter * 1_000).rounded()))
+        let hangupAt: ContinuousClock.Instant? = call.answeredAt + .milliseconds(Int64(clampingRounded: hangupAfter * 1_000))
         let (reason, endedAt) = await session.run(timeLimitAt: timeLimitAt, hangupAt: hangupAt)
         // Media is real time, so the call's duration is wall-clock time from answer to end, partial seconds rounded up.
         let elapsed = Self.seconds(endedAt - call.answeredAt)

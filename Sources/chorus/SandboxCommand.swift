@@ -59,7 +59,7 @@ struct SandboxCommand: AsyncParsableCommand {
 
     func validate() throws {
         if !(0...65_535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
-        if ringSeconds < 0 { throw ValidationError("--ring-seconds must not be negative") }
+        if !(0...3_600).contains(ringSeconds) { throw ValidationError("--ring-seconds must be between 0 and 3600") }
     }
 
     func run() async throws {

@@ -62,7 +62,7 @@ public enum VoiceSampleError: Error, Sendable, Equatable {
 
     /// "45 seconds", "2 minutes", "3 minutes 5 seconds".
     static func spoken(_ seconds: Double) -> String {
-        let total = max(0, Int(seconds))
+        let total = max(0, Int(clampingRounded: seconds, .towardZero))
         let minutes = total / 60
         let rest = total % 60
         func unit(_ count: Int, _ name: String) -> String { "\(count) \(name)\(count == 1 ? "" : "s")" }

@@ -104,7 +104,8 @@ public enum WAVSplicer {
             } else if id == "data" {
                 guard let format else { throw fail("data before fmt") }
                 guard format.tag == 1, format.bits == 16 else { throw fail("not 16-bit PCM") }
-                guard (1...2).contains(format.channels), format.sampleRate > 0 else {
+                // The rate comes from the provider's file: past 384 kHz, resampling to it would allocate without bound.
+                guard (1...2).contains(format.channels), (1...384_000).contains(format.sampleRate) else {
                     throw fail("\(format.channels) channels at \(format.sampleRate) Hz")
                 }
                 if size == 0xFFFF_FFFF { size = bytes.count - body }

@@ -170,8 +170,9 @@ public struct PriceTable: Sendable, Equatable {
     }
 
     /// USD to micro-dollars, rounded up (a tiny epsilon absorbs binary floating-point noise such as 15.000000000000002).
+    /// Token counts, characters and seconds come from provider answers: an absurd count gives a clamped cost, not a trap.
     static func microdollars(_ usd: Double) -> Int64 {
-        max(0, Int64((usd * 1_000_000 - 1e-6).rounded(.up)))
+        max(0, Int64(clampingRounded: usd * 1_000_000 - 1e-6, .up))
     }
 }
 

@@ -81,7 +81,9 @@ public struct CallPermission: Sendable, Hashable {
     /// Calls the user can still place now: the plan's or trial's calls left plus add-on calls, 0 when refused.
     public var callsRemaining: Int {
         guard canMakeCall else { return 0 }
-        return (callsRemainingThisWeek ?? 0) + (addOnCallsRemaining ?? 0)
+        // Both come from the server: a sum past Int.max saturates instead of trapping in the app.
+        let (sum, overflow) = (callsRemainingThisWeek ?? 0).addingReportingOverflow(addOnCallsRemaining ?? 0)
+        return overflow ? (sum < 0 ? .max : .min) : sum
     }
 
     /// Converts the wire format.

@@ -187,7 +187,7 @@ extension AppStoreReceiptVerifier {
     enum ReceiptMillis {
         static func date(_ text: String) -> Date? {
             guard let millis = Int64(text.trimmingCharacters(in: .whitespaces)), millis >= 0 else { return nil }
-            return Date(timeIntervalSince1970: Double(millis) / 1000)
+            return AppStoreSignedDataVerifier.date(millis: millis)
         }
     }
 

@@ -501,10 +501,15 @@ public struct AppStoreSignedDataVerifier: Sendable {
         return Data(base64Encoded: base64)
     }
 
-    /// A date from Apple's milliseconds since 1970.
+    /// A date from Apple's milliseconds since 1970, clamped to ``representableMillis`` (the payload is signed, but a
+    /// date past the year 9999 is no date: it could not be stored or formatted, and cycles computed from it overflow).
     static func date(millis: Int64) -> Date {
-        Date(timeIntervalSince1970: TimeInterval(millis) / 1000)
+        Date(timeIntervalSince1970: TimeInterval(min(max(millis, representableMillis.lowerBound), representableMillis.upperBound)) / 1000)
     }
+
+    /// 0001-01-01T00:00:00Z through 9999-12-31T23:59:59.999Z in milliseconds since 1970: the dates the contract's
+    /// ISO-8601 form can carry.
+    static let representableMillis: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
 
     private static func describe(_ error: any Error) -> String {
         switch error {

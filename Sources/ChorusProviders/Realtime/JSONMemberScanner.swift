@@ -41,7 +41,9 @@ public enum JSONMemberScanner {
                 }
         }
 
-        /// The value as an integer: a number, or a string of digits (Twilio sends numbers as strings).
+        /// The value as an integer: a number, or a string of digits (Twilio sends numbers as strings); `nil` when it is
+        /// not one or does not fit an `Int` (the digits come from the peer: accumulated with overflow reported, never
+        /// wrapped and then negated, which trapped on `-9223372036854775808`).
         public var integer: Int? {
             guard !value.isEmpty else { return nil }
             var result = 0
@@ -53,9 +55,13 @@ public enum JSONMemberScanner {
                 }
                 if byte == UInt8(ascii: ".") { break }
                 guard byte >= 48 && byte <= 57 else { return nil }
-                result = result &* 10 &+ Int(byte - 48)
+                let digit = Int(byte - 48)
+                let (scaled, overflow) = result.multipliedReportingOverflow(by: 10)
+                let (sum, carry) = negative ? scaled.subtractingReportingOverflow(digit) : scaled.addingReportingOverflow(digit)
+                guard !overflow, !carry else { return nil }
+                result = sum
             }
-            return negative ? -result : result
+            return result
         }
     }
 

@@ -143,7 +143,8 @@ public struct S3BlobStore: BlobStore {
     public func metadata(_ key: BlobKey) async throws -> BlobMetadata? {
         do {
             let response = try await send(operation: "head", method: .HEAD, key: key)
-            guard let length = response.headers.first(name: "content-length").flatMap(Int64.init) else {
+            // The size is the store's answer: a negative one would make every range computed from it invalid.
+            guard let length = response.headers.first(name: "content-length").flatMap(Int64.init), length >= 0 else {
                 throw BlobStoreError.unavailable("S3 answered HEAD \(key) without Content-Length")
             }
             return BlobMetadata(key: key, size: length, contentType: Self.contentType(response.headers))
@@ -177,7 +178,7 @@ public struct S3BlobStore: BlobStore {
         let size: Int64
         switch (rangeHeader, response.status) {
         case (nil, .ok):
-            guard let length else { throw BlobStoreError.unavailable("S3 answered GET \(key) without Content-Length") }
+            guard let length, length >= 0 else { throw BlobStoreError.unavailable("S3 answered GET \(key) without Content-Length") }
             size = length
             delivered = 0..<length
         case (.some, .partialContent):
@@ -327,11 +328,11 @@ public struct S3BlobStore: BlobStore {
     /// The object size for a 416: from `Content-Range: bytes */<size>`, the error's `ActualObjectSize`, or a HEAD.
     private func rangeErrorSize(_ key: BlobKey, headers: HTTPHeaders, body: Data) async throws -> Int64 {
         if let header = headers.first(name: "content-range"), header.hasPrefix("bytes */"),
-            let size = Int64(header.dropFirst("bytes */".count))
+            let size = Int64(header.dropFirst("bytes */".count)), size >= 0
         {
             return size
         }
-        if let size = Self.xmlElement("ActualObjectSize", in: body).flatMap(Int64.init) { return size }
+        if let size = Self.xmlElement("ActualObjectSize", in: body).flatMap(Int64.init), size >= 0 { return size }
         guard let metadata = try await metadata(key) else { throw S3Failure.notFound }
         return metadata.size
     }

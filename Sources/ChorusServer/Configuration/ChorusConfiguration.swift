@@ -498,19 +498,19 @@ public struct ChorusConfiguration: Sendable {
             dataDirectory: dataDirectory,
             corsOrigins: cors,
             rateLimits: rateLimits,
-            accessTokenLifetime: reader.value("CHORUS_ACCESS_TOKEN_TTL", default: 900) { TimeInterval($0).flatMap { $0 > 0 ? $0 : nil } },
+            accessTokenLifetime: reader.value("CHORUS_ACCESS_TOKEN_TTL", default: 900) { TimeInterval($0).flatMap { $0 > 0 && $0 <= 315_360_000 ? $0 : nil } },
             refreshTokenLifetime: reader.value("CHORUS_REFRESH_TOKEN_TTL", default: 30 * 86_400) {
-                TimeInterval($0).flatMap { $0 > 0 ? $0 : nil }
+                TimeInterval($0).flatMap { $0 > 0 && $0 <= 315_360_000 ? $0 : nil }
             },
             twilio: twilio,
             sandboxTiming: SandboxTiming(
-                ringSeconds: reader.value("CHORUS_SANDBOX_RING_SECONDS", default: 1) { Double($0).flatMap { $0 >= 0 ? $0 : nil } },
-                talkSeconds: reader.value("CHORUS_SANDBOX_TALK_SECONDS", default: 8) { Double($0).flatMap { $0 >= 0 ? $0 : nil } }
+                ringSeconds: reader.value("CHORUS_SANDBOX_RING_SECONDS", default: 1) { Double($0).flatMap { $0 >= 0 && $0 <= 3_600 ? $0 : nil } },
+                talkSeconds: reader.value("CHORUS_SANDBOX_TALK_SECONDS", default: 8) { Double($0).flatMap { $0 >= 0 && $0 <= 86_400 ? $0 : nil } }
             ),
             appStore: appStore,
             plans: plans,
             maxBodySize: reader.value("CHORUS_MAX_BODY_BYTES", default: 64 * 1024) { Int($0).flatMap { $0 > 0 ? $0 : nil } },
-            jobPollInterval: reader.value("CHORUS_JOB_POLL_SECONDS", default: 1) { Double($0).flatMap { $0 > 0 ? $0 : nil } },
+            jobPollInterval: reader.value("CHORUS_JOB_POLL_SECONDS", default: 1) { Double($0).flatMap { $0 > 0 && $0 <= 3_600 ? $0 : nil } },
             jobConcurrency: reader.value("CHORUS_JOB_CONCURRENCY", default: 8) { Int($0).flatMap { (1...64).contains($0) ? $0 : nil } },
             logLevel: reader.value("CHORUS_LOG_LEVEL", default: "info") { text in
                 ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(text.lowercased()) ? text.lowercased() : nil
@@ -606,7 +606,8 @@ extension ChorusConfiguration.RateLimits {
                 limit = nil
             } else {
                 let numbers = pair[1].split(separator: "/")
-                guard numbers.count == 2, let count = Int(numbers[0]), let window = Double(numbers[1]), count > 0, window > 0 else {
+                guard numbers.count == 2, let count = Int(numbers[0]), let window = Double(numbers[1]), count > 0, window > 0, window <= 86_400
+                else {
                     return nil
                 }
                 limit = ChorusConfiguration.RateLimit(limit: count, window: window)

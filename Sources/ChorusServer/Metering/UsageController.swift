@@ -26,11 +26,11 @@ struct UsageController: RouteCollection {
             let items = totals.filter { $0.feature == feature }
             guard !items.isEmpty else { return nil }
             return FeatureUsage(
-                feature: feature.rawValue, usdMicros: items.reduce(0) { $0 + $1.usdMicros },
+                feature: feature.rawValue, usdMicros: items.clampedSum { $0.usdMicros },
                 items: items.map(UsageItem.init))
         }
         return try req.json(
-            ProviderUsageReport(period: period, since: since, totalUSDMicros: features.reduce(0) { $0 + $1.usdMicros }, features: features))
+            ProviderUsageReport(period: period, since: since, totalUSDMicros: features.clampedSum { $0.usdMicros }, features: features))
     }
 }
 

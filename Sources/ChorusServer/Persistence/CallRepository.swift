@@ -140,7 +140,8 @@ extension ChorusStore {
             guard CallLifecycle.accepts(status, after: current.status) else {
                 return CallStatusUpdate(applied: false, refunded: false, call: current)
             }
-            let duration = status.isTerminal ? max(0, durationSeconds ?? 0) : nil
+            // Twilio's figure, clamped to a day (its longest call): two Int.max durations overflowed the usage sums.
+            let duration = status.isTerminal ? min(max(0, durationSeconds ?? 0), 86_400) : nil
             let reason = CallLifecycle.endedReason(
                 for: status, durationSeconds: duration ?? 0, durationLimit: current.durationLimit, bridgeReason: current.bridgeReason)
             // The bridge may record its reason concurrently: the statement re-reads `bridge_reason` from the row it updates.

@@ -1,3 +1,4 @@
+import ChorusCore
 import Foundation
 import Logging
 import SQLKit
@@ -74,7 +75,8 @@ struct ChorusStore: Sendable {
 
 extension Date {
     /// Milliseconds since 1970, the storage format of every timestamp.
-    var epochMillis: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+    /// Clamped to what an `Int64` holds: dates from outside (App Store payloads) can lie past the year 292 million.
+    var epochMillis: Int64 { Int64(clampingRounded: timeIntervalSince1970 * 1000, .down) }
 
     init(epochMillis: Int64) {
         self.init(timeIntervalSince1970: TimeInterval(epochMillis) / 1000)

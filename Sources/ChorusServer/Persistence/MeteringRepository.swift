@@ -79,7 +79,7 @@ extension ChorusStore {
                   audio_ms, usd_micros, request_id, subject, created_at)
                 VALUES (\(bind: usage.userID), \(bind: usage.feature.rawValue), \(bind: usage.operation.rawValue), \(bind: usage.provider),
                   \(bind: usage.model), \(bind: Int64(c.inputTokens)), \(bind: Int64(c.outputTokens)), \(bind: Int64(c.characters)),
-                  \(bind: Int64(c.images)), \(bind: Int64((c.audioSeconds * 1_000).rounded())), \(bind: usage.usdMicros),
+                  \(bind: Int64(c.images)), \(bind: Int64(clampingRounded: c.audioSeconds * 1_000)), \(bind: usage.usdMicros),
                   \(bind: usage.requestID), \(bind: usage.subject), \(bind: usage.createdAt.epochMillis))
                 """
             ).run()

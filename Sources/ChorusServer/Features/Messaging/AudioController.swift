@@ -138,7 +138,7 @@ struct AudioController: RouteCollection {
     }
 
     static func describe(seconds: Double) -> String {
-        let whole = Int(seconds.rounded())
+        let whole = Int(clampingRounded: seconds)  // a container can claim 2^63 seconds: the 422 must not trap
         return whole % 60 == 0 ? "\(whole / 60) minute\(whole == 60 ? "" : "s")" : "\(whole) seconds"
     }
 
