@@ -182,12 +182,12 @@ public enum ChorusApp {
         }
         // Every provider call is metered for the feature it works for (users and request ids from the task's context).
         let meterStore: @Sendable () -> ChorusStore = { [unowned app] in app.chorus.store(app.db as! any SQLDatabase, on: app.eventLoopGroup.any()) }
-        func meter(_ feature: MeteredFeature) -> UsageMeter {
-            UsageMeter(feature: feature, prices: configuration.prices, store: meterStore, clock: options.clock, logger: app.logger)
+        func meter(_ feature: MeteredFeature, limits: ProductLimits) -> UsageMeter {
+            UsageMeter(feature: feature, prices: configuration.prices, limits: limits, store: meterStore, clock: options.clock, logger: app.logger)
         }
         let openAIName = configuration.openAI == nil ? "sandbox-openai" : "openai"
         let elevenLabsName = configuration.elevenLabs == nil ? "sandbox-elevenlabs" : "elevenlabs"
-        let voiceMeter = meter(.voiceMessages)
+        let voiceMeter = meter(.voiceMessages, limits: configuration.voiceMessages.limits)
         let messaging = MessagingServices(
             blobs: blobs,
             transcriber: OpenAITranscriber(connection: openAIConnection, model: configuration.voiceMessages.transcriptionModel), meter: voiceMeter,
@@ -202,11 +202,11 @@ public enum ChorusApp {
             cloneProvider: "elevenlabs",
             defaultSpeech: MeteredSpeechSynthesizer(
                 base: OpenAISpeechSynthesizer(connection: openAIConnection), provider: openAIName, meter: voiceMeter),
-            speech: SpeechService(blobs: blobs, settings: configuration.voiceMessages, prices: configuration.prices, clock: options.clock),
+            speech: SpeechService(blobs: blobs, settings: configuration.voiceMessages, clock: options.clock),
             textGenerator: MeteredTextGenerator(base: OpenAITextGenerator(connection: openAIConnection), provider: openAIName, meter: voiceMeter))
         // Stories: pictures through their own connection (the illustration timeout, no transport retries: the
         // illustration queue retries and records each attempt).
-        let storyMeter = meter(.stories)
+        let storyMeter = meter(.stories, limits: configuration.stories.limits)
         let storySettings = configuration.stories
         let imageConnection = OpenAIConnection(
             apiKey: realtimeKey, baseURL: openAIConnection.baseURL, httpClient: httpClient,

@@ -155,20 +155,25 @@ struct Messages: AsyncParsableCommand {
         if seconds > 30, let pcm = SandboxAudioFiles.pcm16(wav: clip) {
             clip = SandboxAudioFiles.wav(pcm16: Array(pcm.samples.prefix(pcm.sampleRate * 30)), sampleRate: pcm.sampleRate, text: text)
         }
-        var request = HTTPClientRequest(url: server.base + "/audio")
-        request.method = .POST
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        request.headers.add(name: "Content-Type", value: "audio/wav")
-        request.body = .bytes(ByteBuffer(data: clip))
-        let uploaded = try await client.execute(request, timeout: .seconds(60))
-        let audio = try ChorusJSON.makeDecoder().decode(
-            AudioUploadResponse.self, from: Data(buffer: try await uploaded.body.collect(upTo: 1 << 20)))
+        // One recording per transcription: a recording is transcribed once and then answered from storage.
+        var recordings: [String] = []
+        for _ in 0..<transcriptions {
+            var request = HTTPClientRequest(url: server.base + "/audio")
+            request.method = .POST
+            request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            request.headers.add(name: "Content-Type", value: "audio/wav")
+            request.body = .bytes(ByteBuffer(data: clip))
+            let uploaded = try await client.execute(request, timeout: .seconds(60))
+            recordings.append(
+                try ChorusJSON.makeDecoder().decode(AudioUploadResponse.self, from: Data(buffer: try await uploaded.body.collect(upTo: 1 << 20)))
+                    .audioID)
+        }
         let clock = ContinuousClock()
         var total: [Double] = []
         var provider: [Double] = []
         var overhead: [Double] = []
-        let body = ByteBuffer(data: try ChorusJSON.makeEncoder().encode(TranscriptionRequestDTO(audioID: audio.audioID)))
-        for _ in 0..<transcriptions {
+        for audioID in recordings {
+            let body = ByteBuffer(data: try ChorusJSON.makeEncoder().encode(TranscriptionRequestDTO(audioID: audioID)))
             var request = HTTPClientRequest(url: server.base + "/transcriptions")
             request.method = .POST
             request.headers.add(name: "Authorization", value: "Bearer \(token)")

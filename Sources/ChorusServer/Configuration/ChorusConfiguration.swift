@@ -100,6 +100,17 @@ public struct ChorusConfiguration: Sendable {
         /// Spend limits of the feature (provider costs of all users), micro-dollars.
         public var dailyBudgetMicrodollars: Int64?
         public var monthlyBudgetMicrodollars: Int64?
+        /// Story operations one user may start per UTC day (`CHORUS_STORIES_USER_DAILY_OPERATIONS`; `nil`: no limit):
+        /// each story and retried illustration, and each provider call made for the user's own request (avatars, the
+        /// event assistant).
+        public var dailyOperationsPerUser: Int?
+
+        /// The feature's limits (``ProductLimits``).
+        public var limits: ProductLimits {
+            ProductLimits(
+                budget: FeatureBudget(dailyMicrodollars: dailyBudgetMicrodollars, monthlyMicrodollars: monthlyBudgetMicrodollars),
+                userDailyOperations: dailyOperationsPerUser)
+        }
     }
 
     /// Voice messages: recordings, transcription.
@@ -127,9 +138,15 @@ public struct ChorusConfiguration: Sendable {
         public var dailyGenerationsPerUser: Int
         /// Voice messages per month on the free tier (paid plans: unlimited).
         public var freeMonthlyVoiceMessages: Int
-        /// Spend budgets across all users, micro-dollars per UTC day and month; generation stops when reached.
+        /// Spend budgets across all users, micro-dollars per UTC day and month; every voice provider call
+        /// (transcription, summaries, urgency, speech, cloning) is refused when it would pass them.
         public var dailyBudgetMicrodollars: Int64
         public var monthlyBudgetMicrodollars: Int64
+        /// Voice provider operations one user may start per UTC day (`CHORUS_VOICE_USER_DAILY_OPERATIONS`; `nil`: no
+        /// limit).
+        public var dailyOperationsPerUser: Int?
+        /// Summaries one user may have generated per UTC day (stored summaries are free) (`CHORUS_VOICE_DAILY_SUMMARIES`).
+        public var dailySummariesPerUser: Int
         /// Seconds between sweeps deleting expired recordings.
         public var retentionSweepInterval: TimeInterval
         /// Generated speech and playbacks not requested for this long are deleted (`CHORUS_VOICE_SPEECH_CACHE_DAYS`).
@@ -137,6 +154,52 @@ public struct ChorusConfiguration: Sendable {
         /// Messages are classified for urgency by the summary model (`model`) as well as the keyword policy, or by the
         /// keyword policy only (`keywords`) (`CHORUS_VOICE_URGENCY`).
         public var urgencyByModel: Bool
+
+        /// The feature's limits (``ProductLimits``).
+        public var limits: ProductLimits {
+            ProductLimits(
+                budget: FeatureBudget(dailyMicrodollars: dailyBudgetMicrodollars, monthlyMicrodollars: monthlyBudgetMicrodollars),
+                userDailyOperations: dailyOperationsPerUser)
+        }
+    }
+
+    /// Who may sign up and call for free, across all instances (counted in the database): free trial calls per UTC
+    /// day across all accounts, and signups per client address and per network per UTC day. `nil` members are
+    /// unlimited. On by default in production, off in development (tests, benchmarks and the playground register many
+    /// accounts from one loopback address).
+    public struct AdmissionLimits: Sendable, Equatable {
+        /// Trial calls placed per UTC day, all accounts together (`CHORUS_TRIAL_CALLS_PER_DAY`).
+        public var trialCallsPerDay: Int?
+        /// Accounts registered per client address per UTC day (`CHORUS_SIGNUPS_PER_IP`).
+        public var signupsPerAddress: Int?
+        /// Accounts registered per network per UTC day (`CHORUS_SIGNUPS_PER_NETWORK`).
+        public var signupsPerNetwork: Int?
+        /// What a network is (`CHORUS_SIGNUP_NETWORK_PREFIXES`, `24,64`: IPv4 /24, IPv6 /64).
+        public var network: NetworkPrefix
+
+        public static let production = AdmissionLimits(
+            trialCallsPerDay: 200, signupsPerAddress: 5, signupsPerNetwork: 50, network: NetworkPrefix())
+        public static let off = AdmissionLimits(trialCallsPerDay: nil, signupsPerAddress: nil, signupsPerNetwork: nil, network: NetworkPrefix())
+
+        static func read(from reader: inout EnvironmentReader, production: Bool) -> AdmissionLimits {
+            let defaults = production ? AdmissionLimits.production : .off
+            func count(_ key: String, _ fallback: Int?) -> Int? {
+                reader.value(key, default: fallback) { text -> Int?? in
+                    if text == "off" { return .some(nil) }
+                    guard let value = Int(text), (0...10_000_000).contains(value) else { return nil }
+                    return .some(value)
+                }
+            }
+            return AdmissionLimits(
+                trialCallsPerDay: count("CHORUS_TRIAL_CALLS_PER_DAY", defaults.trialCallsPerDay),
+                signupsPerAddress: count("CHORUS_SIGNUPS_PER_IP", defaults.signupsPerAddress),
+                signupsPerNetwork: count("CHORUS_SIGNUPS_PER_NETWORK", defaults.signupsPerNetwork),
+                network: reader.value("CHORUS_SIGNUP_NETWORK_PREFIXES", default: defaults.network) { text in
+                    let parts = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+                    guard parts.count == 2, let v4 = parts[0], let v6 = parts[1], (8...32).contains(v4), (16...128).contains(v6) else { return nil }
+                    return NetworkPrefix(ipv4PrefixLength: v4, ipv6PrefixLength: v6)
+                })
+        }
     }
 
     /// The ElevenLabs account used for cloned voices. Absent → the in-process ElevenLabs sandbox.
@@ -214,6 +277,8 @@ public struct ChorusConfiguration: Sendable {
     public var prices: PriceTable
     /// Whether `/playground` is served (`CHORUS_PLAYGROUND`; on outside production, off in production by default).
     public var playgroundEnabled: Bool
+    /// Trial calls per day and signups per address and network.
+    public var admission: AdmissionLimits = .off
 
     public enum LogFormat: String, Sendable {
         /// One JSON object per line.
@@ -259,6 +324,8 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_STORIES_MODERATION_MODEL", "CHORUS_STORIES_ILLUSTRATION_BATCH", "CHORUS_STORIES_ILLUSTRATION_SPACING_SECONDS",
         "CHORUS_STORIES_ILLUSTRATION_TIMEOUT_SECONDS", "CHORUS_STORIES_ILLUSTRATION_ATTEMPTS", "CHORUS_STORIES_FREE_ILLUSTRATIONS",
         "CHORUS_STORIES_PREMIUM_ILLUSTRATIONS", "CHORUS_STORIES_DAILY_BUDGET_USD", "CHORUS_STORIES_MONTHLY_BUDGET_USD",
+        "CHORUS_STORIES_USER_DAILY_OPERATIONS", "CHORUS_VOICE_USER_DAILY_OPERATIONS", "CHORUS_VOICE_DAILY_SUMMARIES", "CHORUS_TRIAL_CALLS_PER_DAY",
+        "CHORUS_SIGNUPS_PER_IP", "CHORUS_SIGNUPS_PER_NETWORK", "CHORUS_SIGNUP_NETWORK_PREFIXES",
         "CHORUS_PLAYGROUND",
     ]
 
@@ -351,6 +418,14 @@ public struct ChorusConfiguration: Sendable {
             callsPerSecond: reader.value("CHORUS_TWILIO_CALLS_PER_SECOND", default: 1) { Double($0).flatMap { $0 > 0 && $0 <= 1_000 ? $0 : nil } }
         )
 
+        /// A per-user daily operation limit: a count, or `off`.
+        func dailyOperations(_ key: String) -> Int? {
+            reader.value(key, default: Int?.some(300)) { text -> Int?? in
+                if text == "off" { return .some(nil) }
+                guard let value = Int(text), (0...10_000_000).contains(value) else { return nil }
+                return .some(value)
+            }
+        }
         let voiceMessages = VoiceMessageSettings(
             transcriptionModel: reader.string("CHORUS_VOICE_TRANSCRIPTION_MODEL") ?? "whisper-1",
             maxUploadBytes: reader.value("CHORUS_VOICE_MAX_UPLOAD_BYTES", default: 10 * 1024 * 1024) {
@@ -372,6 +447,8 @@ public struct ChorusConfiguration: Sendable {
             freeMonthlyVoiceMessages: reader.value("CHORUS_VOICE_FREE_MONTHLY_MESSAGES", default: 100) { Int($0).flatMap { $0 >= 0 ? $0 : nil } },
             dailyBudgetMicrodollars: reader.value("CHORUS_VOICE_DAILY_BUDGET_USD", default: 50_000_000) { microdollars($0) },
             monthlyBudgetMicrodollars: reader.value("CHORUS_VOICE_MONTHLY_BUDGET_USD", default: 1_000_000_000) { microdollars($0) },
+            dailyOperationsPerUser: dailyOperations("CHORUS_VOICE_USER_DAILY_OPERATIONS"),
+            dailySummariesPerUser: reader.value("CHORUS_VOICE_DAILY_SUMMARIES", default: 20) { Int($0).flatMap { (0...100_000).contains($0) ? $0 : nil } },
             retentionSweepInterval: reader.value("CHORUS_VOICE_RETENTION_SWEEP_SECONDS", default: 3_600) {
                 TimeInterval($0).flatMap { $0 >= 1 && $0 <= 86_400 ? $0 : nil }
             },
@@ -420,7 +497,8 @@ public struct ChorusConfiguration: Sendable {
                 Int($0).flatMap { (0...8).contains($0) ? $0 : nil }
             },
             dailyBudgetMicrodollars: budget("CHORUS_STORIES_DAILY_BUDGET_USD", 50),
-            monthlyBudgetMicrodollars: budget("CHORUS_STORIES_MONTHLY_BUDGET_USD", 1_000))
+            monthlyBudgetMicrodollars: budget("CHORUS_STORIES_MONTHLY_BUDGET_USD", 1_000),
+            dailyOperationsPerUser: dailyOperations("CHORUS_STORIES_USER_DAILY_OPERATIONS"))
         var prices = PriceTable.standard
         if let path = reader.string("CHORUS_PRICE_TABLE_FILE") {
             let file = path.hasPrefix("/") ? URL(fileURLWithPath: path) : cwd.appendingPathComponent(path)
@@ -487,7 +565,7 @@ public struct ChorusConfiguration: Sendable {
                 "CHORUS_APPLE_VERIFY_RECEIPT_SANDBOX_URL",
                 default: appleDefaultURLs ? URL(string: "https://sandbox.itunes.apple.com/verifyReceipt") : nil, parse: httpURL)
         )
-        let configuration = ChorusConfiguration(
+        var configuration = ChorusConfiguration(
             environment: env,
             hostname: host,
             port: listenPort,
@@ -536,6 +614,7 @@ public struct ChorusConfiguration: Sendable {
                 ["true", "1", "yes"].contains($0.lowercased()) ? true : (["false", "0", "no"].contains($0.lowercased()) ? false : nil)
             }
         )
+        configuration.admission = AdmissionLimits.read(from: &reader, production: env == .production)
         if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
         return configuration
     }

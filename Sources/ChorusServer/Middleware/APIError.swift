@@ -17,6 +17,9 @@ enum APIError: Error {
     case rateLimited(retryAfter: Int, limit: Int, window: Int)
     /// 503 with `Retry-After`: a provider the request needs cannot be reached; nothing changed.
     case unavailable(retryAfter: Int, detail: String)
+    /// 429 `{"detail": "<message>"}` with `Retry-After`: a daily limit of the caller (operations, summaries, signups)
+    /// is used up.
+    case limitReached(retryAfter: Int, detail: String)
 
     static func badRequest(_ message: String) -> APIError { .detail(.badRequest, message) }
     static func notFound(_ message: String) -> APIError { .detail(.notFound, message) }

@@ -44,6 +44,10 @@ struct ChorusErrorMiddleware: AsyncMiddleware {
                 status = .serviceUnavailable
                 headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter))
                 body = ErrorResponse(detail: detail)
+            case .limitReached(let retryAfter, let detail):
+                status = .tooManyRequests
+                headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter))
+                body = ErrorResponse(detail: detail)
             }
         case let error as DecodingError:
             status = .unprocessableEntity

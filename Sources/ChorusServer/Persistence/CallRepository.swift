@@ -68,10 +68,18 @@ struct CallStatusUpdate: Sendable, Equatable {
 
 extension ChorusStore {
     /// Charges `bucket` and records the call in one transaction. `nil` when the bucket was emptied meanwhile.
-    func reserveCall(_ call: NewCall, bucket: QuotaBucket?, now: Date) async throws -> CallRecord? {
+    ///
+    /// A call from the trial bucket also counts against `trialCallsPerDay` (all accounts, per UTC day) in the same
+    /// transaction; when that cap is reached nothing is charged and ``TrialCallsExhausted`` is thrown.
+    func reserveCall(_ call: NewCall, bucket: QuotaBucket?, now: Date, trialCallsPerDay: Int? = nil) async throws -> CallRecord? {
         try await writeTransaction { tx in
             if let bucket {
                 guard try await tx.takeCall(from: bucket, userID: call.userID, now: now) else { return nil }
+                if bucket.kind == .trial, let cap = trialCallsPerDay,
+                    try await tx.chargeAdmission([AdmissionCharge(scope: Self.trialCallsScope, period: Self.admissionDay(now), limit: cap)]) != nil
+                {
+                    throw TrialCallsExhausted()  // rolls the bucket's charge back
+                }
             }
             let state: ChargeState = bucket == nil ? .free : .charged
             let row = try await tx.sql.raw(
@@ -116,11 +124,15 @@ extension ChorusStore {
                   updated_at = \(bind: now.epochMillis), schedule_id = NULL,
                   charge_state = CASE WHEN charge_state = 'charged' THEN 'released' ELSE charge_state END
                 WHERE id = \(bind: Int64(id)) AND status_rank < 4
-                RETURNING user_id, bucket_key, charge_state
+                RETURNING user_id, bucket_key, charge_state, created_at
                 """
             ).first()
             if let row, try row.string("charge_state") == ChargeState.released.rawValue, let key = try row.optionalString("bucket_key") {
                 try await tx.returnCall(toBucket: key, userID: try row.string("user_id"))
+                // A trial call that never reached the phone network does not count against the day's trial calls.
+                if key == QuotaBucket.trialKey {
+                    try await tx.refundAdmission(scope: Self.trialCallsScope, period: Self.admissionDay(try row.date("created_at")))
+                }
             }
         }
     }

@@ -41,6 +41,27 @@ struct CreateMetering: AsyncMigration {
     }
 }
 
+/// Spend reserved for a provider call before it is made (``ChorusStore/reserveFeatureSpend``): settled to the call's
+/// cost when it is recorded, given back when it fails.
+struct SpendReservation: Sendable {
+    var feature: MeteredFeature
+    var amount: Int64
+    /// The feature's day and month it was reserved in (settled there even when the call ends on the next day).
+    var periods: [String]
+    /// The user's operation counter it charged, if any.
+    var userCounter: (id: String, key: String)?
+}
+
+/// The limit a reservation would pass.
+enum SpendLimitReached: Error, Equatable {
+    /// The user's daily operations.
+    case user
+    /// The feature's daily budget.
+    case day
+    /// The feature's monthly budget.
+    case month
+}
+
 /// One metered provider call.
 struct UsageRecord: Sendable, Equatable {
     var userID: String?
@@ -67,8 +88,9 @@ struct UsageTotal: Sendable, Equatable {
 }
 
 extension ChorusStore {
-    /// Records `usage` and adds its cost to its feature's day and month.
-    func recordUsage(_ usage: UsageRecord) async throws {
+    /// Records `usage` and adds its cost to its feature's day and month; with `settling`, the reservation made for the
+    /// call is replaced by its cost instead (the difference is added to the reservation's periods).
+    func recordUsage(_ usage: UsageRecord, settling reservation: SpendReservation? = nil) async throws {
         let day = "day:" + VoiceUsagePolicy.period(usage.createdAt, monthly: false)
         let month = "month:" + VoiceUsagePolicy.period(usage.createdAt, monthly: true)
         try await writeTransaction { store in
@@ -83,6 +105,12 @@ extension ChorusStore {
                   \(bind: usage.requestID), \(bind: usage.subject), \(bind: usage.createdAt.epochMillis))
                 """
             ).run()
+            if let reservation {
+                let (delta, overflow) = usage.usdMicros.subtractingReportingOverflow(reservation.amount)
+                guard !overflow, delta != 0 else { return }
+                try await store.adjustFeatureSpend(reservation.feature, periods: reservation.periods, by: delta)
+                return
+            }
             guard usage.usdMicros > 0 else { return }
             for period in [day, month] {
                 try await store.sql.raw(
@@ -92,6 +120,66 @@ extension ChorusStore {
                     """
                 ).run()
             }
+        }
+    }
+
+    /// Counts one operation of `user` (its counter key and daily limit) and reserves `amount` micro-dollars against
+    /// `feature`'s day and month budgets (`nil`: no limit), all or nothing: each is one conditional upsert in one
+    /// transaction, so concurrent reservations never pass a limit. Returns what was reserved, or throws
+    /// ``SpendLimitReached`` naming the first limit it would pass.
+    func reserveFeatureSpend(
+        _ feature: MeteredFeature, amount: Int64, day: (period: String, budget: Int64?), month: (period: String, budget: Int64?),
+        user: (id: String, key: String, limit: Int?)?
+    ) async throws -> SpendReservation {
+        let amount = max(0, amount)
+        return try await writeTransaction { tx in
+            if let user, let limit = user.limit {
+                guard try await tx.chargeVoiceUsage(userID: user.id, key: user.key, limit: limit) else { throw SpendLimitReached.user }
+            }
+            for (period, budget, reached) in [(day.period, day.budget, SpendLimitReached.day), (month.period, month.budget, .month)] {
+                if let budget {
+                    guard budget > 0, amount <= budget else { throw reached }
+                    let reserved = try await tx.sql.raw(
+                        """
+                        INSERT INTO feature_spend (feature, period, usd_micros) VALUES (\(bind: feature.rawValue), \(bind: period), \(bind: amount))
+                        ON CONFLICT (feature, period) DO UPDATE SET usd_micros = feature_spend.usd_micros + excluded.usd_micros
+                        WHERE feature_spend.usd_micros < \(bind: budget) AND feature_spend.usd_micros + excluded.usd_micros <= \(bind: budget)
+                        RETURNING usd_micros
+                        """
+                    ).first()
+                    if reserved == nil { throw reached }
+                } else if amount > 0 {
+                    try await tx.sql.raw(
+                        """
+                        INSERT INTO feature_spend (feature, period, usd_micros) VALUES (\(bind: feature.rawValue), \(bind: period), \(bind: amount))
+                        ON CONFLICT (feature, period) DO UPDATE SET usd_micros = feature_spend.usd_micros + excluded.usd_micros
+                        """
+                    ).run()
+                }
+            }
+            return SpendReservation(
+                feature: feature, amount: amount, periods: [day.period, month.period],
+                userCounter: user.flatMap { $0.limit == nil ? nil : (id: $0.id, key: $0.key) })
+        }
+    }
+
+    /// Gives a reservation back (the call it was made for failed): its amount and its operation.
+    func releaseFeatureSpend(_ reservation: SpendReservation) async throws {
+        try await writeTransaction { tx in
+            if let user = reservation.userCounter { try await tx.refundVoiceUsage(userID: user.id, key: user.key) }
+            if reservation.amount > 0 { try await tx.adjustFeatureSpend(reservation.feature, periods: reservation.periods, by: -reservation.amount) }
+        }
+    }
+
+    /// Adds `delta` (possibly negative; never below zero) to `feature`'s spend in `periods`.
+    private func adjustFeatureSpend(_ feature: MeteredFeature, periods: [String], by delta: Int64) async throws {
+        for period in periods {
+            try await sql.raw(
+                """
+                UPDATE feature_spend SET usd_micros = CASE WHEN usd_micros + \(bind: delta) < 0 THEN 0 ELSE usd_micros + \(bind: delta) END
+                WHERE feature = \(bind: feature.rawValue) AND period = \(bind: period)
+                """
+            ).run()
         }
     }
 

@@ -63,7 +63,7 @@ extension ChorusStore {
             previewBlobKey: try row.optionalString("preview_blob_key"), createdAt: try row.date("created_at"))
     }
 
-    // MARK: Usage counters and spend
+    // MARK: Usage counters
 
     /// Counts one use against `limit` under `key` (e.g. `speech:2026-11-23`): one conditional upsert. Returns whether
     /// it was within the limit.
@@ -86,51 +86,6 @@ extension ChorusStore {
     func voiceUsage(userID: String, key: String) async throws -> Int {
         try await reader.raw("SELECT used FROM voice_usage WHERE user_id = \(bind: userID) AND key = \(bind: key)").first()
             .map { try $0.int("used") } ?? 0
-    }
-
-    /// Reserves `amount` (micro-dollars) in every period (`day:2026-11-23`, `month:2026-11`) without passing its budget,
-    /// all or nothing. Returns the first period whose budget it would pass, or `nil` when reserved.
-    func reserveSpend(_ amount: Int64, budgets: [(period: String, budget: Int64)]) async throws -> String? {
-        do {
-            try await reserveSpendOrThrow(amount, budgets: budgets)
-            return nil
-        } catch let refused as SpendRefused {
-            return refused.period
-        }
-    }
-
-    private func reserveSpendOrThrow(_ amount: Int64, budgets: [(period: String, budget: Int64)]) async throws {
-        try await writeTransaction { tx in
-            for (period, budget) in budgets {
-                guard amount <= budget else { throw SpendRefused(period: period) }
-                let reserved = try await tx.sql.raw(
-                    """
-                    INSERT INTO voice_spend (period, microdollars) VALUES (\(bind: period), \(bind: amount))
-                    ON CONFLICT (period) DO UPDATE SET microdollars = voice_spend.microdollars + \(bind: amount)
-                    WHERE voice_spend.microdollars + \(bind: amount) <= \(bind: budget)
-                    RETURNING microdollars
-                    """
-                ).first()
-                if reserved == nil { throw SpendRefused(period: period) }
-            }
-        }
-    }
-
-    /// Gives a reservation back (the generation failed).
-    func releaseSpend(_ amount: Int64, periods: [String]) async throws {
-        for period in periods {
-            try await sql.raw(
-                """
-                UPDATE voice_spend SET microdollars = CASE WHEN microdollars > \(bind: amount) THEN microdollars - \(bind: amount) ELSE 0 END
-                WHERE period = \(bind: period)
-                """
-            ).run()
-        }
-    }
-
-    func spend(period: String) async throws -> Int64 {
-        try await reader.raw("SELECT microdollars FROM voice_spend WHERE period = \(bind: period)").first()
-            .map { try $0.decode(column: "microdollars", as: Int64.self) } ?? 0
     }
 
     // MARK: Speech cache
@@ -339,9 +294,4 @@ extension ChorusStore {
                 runAt: next, now: now)
         }
     }
-}
-
-/// A spend reservation would pass the budget of `period`.
-struct SpendRefused: Error, Equatable {
-    var period: String
 }

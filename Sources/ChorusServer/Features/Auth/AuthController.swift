@@ -26,10 +26,12 @@ struct AuthController: RouteCollection {
         try validator.throwIfInvalid()
 
         let now = services.now()
+        let admitted = try await admitSignup(req, now: now)
         let hash = try await services.passwords.hash(body.password, on: req.application.threadPool)
         let user = UserRecord(id: UUID().uuidString.lowercased(), email: email, passwordHash: hash, appType: Self.appType(of: req), createdAt: now)
         let trial = QuotaBucket.trial(registeredAt: now, terms: services.configuration.plans.trial)
         guard let created = try await req.store.createUser(user, trial: trial) else {
+            for charge in admitted { try await req.store.refundAdmission(scope: charge.scope, period: charge.period) }
             throw APIError.badRequest("Email already registered")
         }
         req.logger.info("account registered", metadata: ["user_id": .string(created.id), "app_type": .string(created.appType)])
@@ -117,6 +119,30 @@ struct AuthController: RouteCollection {
     }
 
     /// `mobile_consumer` for the iOS app (`X-App-Type: mobile` or its User-Agent), `web_business` otherwise.
+    /// Counts a signup against the client address's and its network's daily limits (``ChorusConfiguration/AdmissionLimits``),
+    /// both or neither: 429 with `Retry-After` at the next UTC day when either is reached. Returns what was charged.
+    private func admitSignup(_ req: Request, now: Date) async throws -> [AdmissionCharge] {
+        let limits = services.configuration.admission
+        let address = req.clientIP
+        let day = ChorusStore.admissionDay(now)
+        var charges: [AdmissionCharge] = []
+        if let limit = limits.signupsPerAddress { charges.append(AdmissionCharge(scope: "signup-ip:" + address, period: day, limit: limit)) }
+        if let limit = limits.signupsPerNetwork {
+            charges.append(AdmissionCharge(scope: "signup-net:" + limits.network.network(of: address), period: day, limit: limit))
+        }
+        guard !charges.isEmpty else { return [] }
+        if let refused = try await req.store.chargeAdmission(charges) {
+            let network = refused.scope.hasPrefix("signup-net:")
+            req.logger.notice(
+                "signup refused: the daily signups of the client's \(network ? "network" : "address") are used up",
+                metadata: ["scope": .string(refused.scope), "limit": .stringConvertible(refused.limit)])
+            throw APIError.limitReached(
+                retryAfter: UTCBoundary.secondsUntilNext(.day, after: now),
+                detail: "Too many accounts were created from your \(network ? "network" : "address") today. Please try again tomorrow.")
+        }
+        return charges
+    }
+
     static func appType(of req: Request) -> String {
         let header = req.headers.first(name: "X-App-Type")?.lowercased()
         let agent = req.headers.first(name: .userAgent)?.lowercased() ?? ""

@@ -80,7 +80,18 @@ struct CallPlacement: Sendable {
                 userID: userID, phoneNumber: phoneNumber, scenario: scenario.id, durationLimit: charge.durationLimitSeconds, scheduleID: scheduleID
             )
             // Another request may empty the bucket between the decision and the compare-and-set: decide again.
-            reserved = try await store.reserveCall(call, bucket: charge.bucket, now: services.now())
+            do {
+                reserved = try await store.reserveCall(
+                    call, bucket: charge.bucket, now: services.now(), trialCallsPerDay: services.configuration.admission.trialCallsPerDay)
+            } catch is TrialCallsExhausted {
+                let now = services.now()
+                logger.critical(
+                    "trial calls of the day used up: trial calls are refused",
+                    metadata: ["alert": "budget", "limit": .stringConvertible(services.configuration.admission.trialCallsPerDay ?? 0)])
+                throw APIError.unavailable(
+                    retryAfter: UTCBoundary.secondsUntilNext(.day, after: now),
+                    detail: "Free trial calls are paused for today. Please try again tomorrow, or choose a plan to call now.")
+            }
         }
         guard var call = reserved else {
             throw APIError.detail(.serviceUnavailable, "Too many simultaneous call requests; please retry")

@@ -93,12 +93,17 @@ struct DigestJob {
             conversationID: subscription.conversationID, viewer: subscription.userID, since: since, limit: 200
         ).filter { ($0.content ?? $0.transcript) != nil }
         if !messages.isEmpty {
-            let record = try await ConversationSummarizer(services: services).summarize(
-                messages, conversationID: subscription.conversationID, selection: "digest:\(subscription.userID):\(now.epochMillis)",
-                requester: subscription.userID, store: store, logger: logger, timeZone: timeZone)
-            await services.messaging.fanout.publish(
-                RealtimeEventDTO(type: "digest.ready", conversationID: subscription.conversationID, summaryID: record.id),
-                to: [subscription.userID])
+            do {
+                let record = try await ConversationSummarizer(services: services).summarize(
+                    messages, conversationID: subscription.conversationID, selection: "digest:\(subscription.userID):\(now.epochMillis)",
+                    requester: subscription.userID, store: store, logger: logger, timeZone: timeZone)
+                await services.messaging.fanout.publish(
+                    RealtimeEventDTO(type: "digest.ready", conversationID: subscription.conversationID, summaryID: record.id),
+                    to: [subscription.userID])
+            } catch let failed as SummaryFailed where failed.underlying is APIError {
+                // A spent budget or daily limit skips this digest; the next one is still scheduled.
+                logger.notice("digest skipped: a limit is reached", metadata: ["error": .string("\(failed.underlying)")])
+            }
         }
         guard let next = Self.nextRun(after: now, schedule: subscription.schedule, timeZone: timeZone) else { return }
         try await store.digestRan(subscription, at: now, next: next)

@@ -26,15 +26,23 @@ struct MessageUrgency {
         guard let message = try await store.message(id: job.payload), !message.urgent, message.deletedAt == nil,
             let text = message.content ?? message.transcript
         else { return }
-        let generated = try await MeteringContext.with(userID: message.senderID) {
-            try await services.messaging.textGenerator.generate(
-                TextGenerationRequest(
-                    model: services.configuration.voiceMessages.summaryModel,
-                    messages: [
-                        ChatMessage(role: .system, content: UrgencyPrompt.system), ChatMessage(role: .user, content: UrgencyPrompt.user(text: text)),
-                    ],
-                    format: StructuredOutputFormat(name: UrgencyPrompt.schemaName, schemaJSON: UrgencyPrompt.jsonSchema),
-                    maxOutputTokens: 120, safetyIdentifier: String(message.senderID.prefix(64))))
+        let generated: GeneratedText
+        do {
+            generated = try await MeteringContext.with(userID: message.senderID) {
+                try await services.messaging.textGenerator.generate(
+                    TextGenerationRequest(
+                        model: services.configuration.voiceMessages.summaryModel,
+                        messages: [
+                            ChatMessage(role: .system, content: UrgencyPrompt.system), ChatMessage(role: .user, content: UrgencyPrompt.user(text: text)),
+                        ],
+                        format: StructuredOutputFormat(name: UrgencyPrompt.schemaName, schemaJSON: UrgencyPrompt.jsonSchema),
+                        maxOutputTokens: 120, safetyIdentifier: String(message.senderID.prefix(64))))
+            }
+        } catch let refused as APIError {
+            // The voice budget or the sender's daily operations are spent: the keyword policy's answer stands.
+            logger.notice(
+                "urgency not read by the model: a limit is reached", metadata: ["message_id": .string(message.id), "error": .string("\(refused)")])
+            return
         }
         let verdict = try UrgencyVerdict.decode(json: Data(generated.content.utf8))
         guard verdict.urgent, try await store.flagUrgentByModel(id: message.id), let flagged = try await store.message(id: message.id) else { return }

@@ -33,8 +33,9 @@ struct SpeechPlan: Sendable {
 ///
 /// Concurrent requests for the same speech make one provider call: requests in this process join one task, and
 /// across instances one request claims the cache row (`speech_cache`, a compare-and-set lease) while the others
-/// wait for it. A generation is charged to the requesting user's daily allowance and reserved against the daily
-/// and monthly spend budgets before the provider is called, and given back if it fails.
+/// wait for it. A generation is charged to the requesting user's daily allowance before the provider is called, and
+/// each provider call is reserved against the voice budgets and the user's daily operations by the metered
+/// synthesizer (``UsageMeter``); both are given back if it fails.
 final class SpeechService: Sendable {
     /// The PRD's message when speech cannot be produced (Appendix B).
     static let failureMessage = "Audio unavailable. You can still read the message."
@@ -44,14 +45,11 @@ final class SpeechService: Sendable {
     private let flights = SingleFlight<String, SpeechCacheEntry>()
     let blobs: any BlobStore
     let settings: ChorusConfiguration.VoiceMessageSettings
-    /// Prices to reserve each generation's estimated cost against the budgets.
-    let prices: PriceTable
     let clock: @Sendable () -> Date
 
-    init(blobs: any BlobStore, settings: ChorusConfiguration.VoiceMessageSettings, prices: PriceTable, clock: @escaping @Sendable () -> Date) {
+    init(blobs: any BlobStore, settings: ChorusConfiguration.VoiceMessageSettings, clock: @escaping @Sendable () -> Date) {
         self.blobs = blobs
         self.settings = settings
-        self.prices = prices
         self.clock = clock
     }
 
@@ -125,18 +123,6 @@ final class SpeechService: Sendable {
             try await store.abandonSpeech(key: key)
             throw APIError.detail(.tooManyRequests, VoiceUsagePolicy.dailyLimitMessage(limit: settings.dailyGenerationsPerUser))
         }
-        let cost = prices.speechCostMicrodollars(model: plan.template.model, characters: TextChunker.length(plan.text))
-        let periods = ["day:" + VoiceUsagePolicy.period(now, monthly: false), "month:" + VoiceUsagePolicy.period(now, monthly: true)]
-        if let exceeded = try await store.reserveSpend(
-            cost, budgets: [(periods[0], settings.dailyBudgetMicrodollars), (periods[1], settings.monthlyBudgetMicrodollars)])
-        {
-            try await store.refundVoiceUsage(userID: requester, key: usageKey)
-            try await store.abandonSpeech(key: key)
-            logger.critical(
-                "voice generation budget reached: generation is paused", metadata: ["period": .string(exceeded), "alert": "budget"])
-            throw APIError.unavailable(
-                retryAfter: 3_600, detail: "Voice playback is paused: the service reached its spending limit. You can still read the message.")
-        }
         do {
             let audio = try await MeteringContext.with(userID: requester) { try await synthesize(plan) }
             guard let blobKey = BlobKey(rawValue: "speech/\(key.prefix(2))/\(key).\(plan.template.format.rawValue)") else {
@@ -146,16 +132,14 @@ final class SpeechService: Sendable {
             try await store.completeSpeech(key: key, blobKey: blobKey.rawValue, contentType: plan.template.format.contentType, sizeBytes: audio.count)
             logger.info(
                 "generated speech",
-                metadata: [
-                    "provider": .string(plan.provider), "characters": .stringConvertible(TextChunker.length(plan.text)),
-                    "cost_microdollars": .stringConvertible(cost),
-                ])
+                metadata: ["provider": .string(plan.provider), "characters": .stringConvertible(TextChunker.length(plan.text))])
             return SpeechCacheEntry(
                 key: key, status: "ready", blobKey: blobKey.rawValue, contentType: plan.template.format.contentType, sizeBytes: audio.count)
         } catch {
             try? await store.refundVoiceUsage(userID: requester, key: usageKey)
-            try? await store.releaseSpend(cost, periods: periods)
             try? await store.abandonSpeech(key: key)
+            // A spent budget or daily limit is answered as such (503 or 429 with Retry-After).
+            if let refused = error as? APIError { throw refused }
             logger.warning("speech generation failed", metadata: ["provider": .string(plan.provider), "error": .string("\(error)")])
             throw APIError.unavailable(retryAfter: 5, detail: Self.failureMessage)
         }

@@ -20,16 +20,56 @@ enum VoicePrivacy {
     }
 }
 
-/// Transcribes a stored recording through the configured ``Transcriber`` and keeps the result.
+/// Transcribes a stored recording through the configured ``Transcriber`` and keeps the result: once per recording and
+/// requested language (`auto` when none is given). Later requests are answered from storage without a provider call;
+/// concurrent requests on any instance wait for the one that claimed the transcription (`audio_transcripts`, a
+/// compare-and-set claim). The provider call is reserved against the voice budgets and the owner's daily operations
+/// first (``UsageMeter/metered(_:provider:estimate:_:consumption:)``).
 struct VoiceTranscription {
     let services: ChorusServices
 
     /// The PRD's message when transcription fails (Appendix B).
     static let failureMessage = "Couldn't transcribe audio. Please try again in a quieter environment."
+    /// How long a transcription may hold its claim before another request may take over.
+    static let claimLifetime: TimeInterval = 120
 
-    /// The transcript, and how long the provider took (reported as `Server-Timing`).
+    /// The transcript, and how long the provider took (reported as `Server-Timing`; zero when answered from storage).
     func transcribe(
         _ record: AudioRecord, language: String?, store: ChorusStore, logger: Logger
+    ) async throws -> (
+        TranscriptionResponse, provider: Duration
+    ) {
+        let languageKey = language?.lowercased() ?? "auto"
+        let waitUntil = ContinuousClock.now + .seconds(Self.claimLifetime)
+        while true {
+            if let stored = try await store.storedTranscript(audioID: record.id, languageKey: languageKey), stored.status == "ready",
+                let text = stored.transcript
+            {
+                return (
+                    TranscriptionResponse(
+                        transcript: text, confidence: stored.confidence, confidenceLabel: stored.label, language: stored.language,
+                        durationSeconds: Double(record.durationMs) / 1000), .zero
+                )
+            }
+            let now = services.now()
+            if try await store.claimTranscript(
+                audioID: record.id, languageKey: languageKey, now: now, until: now.addingTimeInterval(Self.claimLifetime))
+            {
+                do {
+                    return try await transcribeClaimed(record, language: language, languageKey: languageKey, store: store, logger: logger)
+                } catch {
+                    try? await store.abandonTranscript(audioID: record.id, languageKey: languageKey)
+                    throw error
+                }
+            }
+            // Another request is transcribing it.
+            guard ContinuousClock.now < waitUntil else { throw APIError.unavailable(retryAfter: 5, detail: Self.failureMessage) }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
+    private func transcribeClaimed(
+        _ record: AudioRecord, language: String?, languageKey: String, store: ChorusStore, logger: Logger
     ) async throws -> (
         TranscriptionResponse, provider: Duration
     ) {
@@ -37,30 +77,37 @@ struct VoiceTranscription {
         guard let key = BlobKey(rawValue: record.blobKey),
             let audio = try await messaging.blobs.data(key, limit: services.configuration.voiceMessages.maxUploadBytes + 1)
         else { throw APIError.notFound("Recording not found") }
+        let seconds = Double(record.durationMs) / 1_000
+        let estimate = services.configuration.prices.transcriptionCostMicrodollars(
+            model: services.configuration.voiceMessages.transcriptionModel, seconds: seconds)
+        var provider = Duration.zero
         let transcription: Transcription
-        let started = ContinuousClock.now
         do {
-            transcription = try await messaging.transcriber.transcribe(
-                TranscriptionRequest(
-                    audio: audio, filename: "recording.\(record.format)", contentType: record.contentType, language: language))
+            transcription = try await MeteringContext.with(userID: record.ownerID) {
+                try await messaging.meter.metered(
+                    .transcription, provider: services.providerNames["transcription"] ?? "openai", estimate: estimate
+                ) {
+                    let started = ContinuousClock.now
+                    defer { provider = ContinuousClock.now - started }
+                    return try await messaging.transcriber.transcribe(
+                        TranscriptionRequest(
+                            audio: audio, filename: "recording.\(record.format)", contentType: record.contentType, language: language))
+                } consumption: { transcription in
+                    (transcription.model, Consumption(audioSeconds: transcription.durationSeconds ?? seconds))
+                }
+            }
         } catch let error as ProviderError {
             logger.warning("transcription failed", metadata: ["audio_id": .string(record.id), "error": .string("\(error)")])
             throw APIError.unavailable(retryAfter: 5, detail: Self.failureMessage)
         }
-        let provider = ContinuousClock.now - started
-        await MeteringContext.with(userID: record.ownerID) {
-            await messaging.meter.record(
-                .transcription, provider: services.providerNames["transcription"] ?? "openai", model: transcription.model,
-                consumption: Consumption(audioSeconds: transcription.durationSeconds ?? Double(record.durationMs) / 1_000))
-        }
         let assessment = TranscriptQuality.assess(text: transcription.text, evidence: transcription.evidence)
-        try await store.saveTranscript(
-            audioID: record.id, text: assessment.text, confidence: assessment.confidence, label: assessment.label?.rawValue,
-            language: transcription.language ?? language)
+        try await store.completeTranscript(
+            audioID: record.id, languageKey: languageKey, text: assessment.text, confidence: assessment.confidence,
+            label: assessment.label?.rawValue, language: transcription.language ?? language)
         return (
             TranscriptionResponse(
                 transcript: assessment.text, confidence: assessment.confidence, confidenceLabel: assessment.label?.rawValue,
-                language: transcription.language ?? language, durationSeconds: Double(record.durationMs) / 1000), provider
+                language: transcription.language ?? language, durationSeconds: seconds), provider
         )
     }
 }

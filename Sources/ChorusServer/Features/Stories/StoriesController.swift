@@ -333,7 +333,7 @@ struct StoriesController: RouteCollection {
             (title, seed) = (event.title, event.promptSeed)
         }
         try services.checkRateLimit("stories-create:\(user.id)", ChorusConfiguration.RateLimit(limit: 30, window: 3_600))
-        try await stories.requireBudget()
+        try await stories.admitStory()
         let story = StoryRecord(
             id: UUID().uuidString.lowercased(), userID: user.id, heroID: hero.id,
             snapshot: StorySnapshot(
@@ -403,7 +403,7 @@ struct StoriesController: RouteCollection {
         guard let number = req.parameters.get("number", as: Int.self) else { throw APIError.notFound("Illustration not found") }
         let items = try await req.store.illustrations(storyID: story.id)
         guard items.contains(where: { $0.number == number }) else { throw APIError.notFound("Illustration not found") }
-        try await stories.requireBudget()
+        try await stories.admitStory()
         let now = services.now()
         let reopened = try await req.store.writeTransaction { store -> Bool in
             guard try await store.reopenIllustration(storyID: story.id, number: number) else { return false }

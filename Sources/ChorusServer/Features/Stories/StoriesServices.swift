@@ -31,8 +31,14 @@ struct StoriesServices: Sendable {
 
     /// Refuses new work when the feature's budget is spent.
     func requireBudget() async throws {
-        try await meter.requireBudget(
-            FeatureBudget(dailyMicrodollars: settings.dailyBudgetMicrodollars, monthlyMicrodollars: settings.monthlyBudgetMicrodollars))
+        try await meter.requireBudget()
+    }
+
+    /// Admits a story (or a retried stage) for the signed-in user: one of their daily operations and the feature's
+    /// budgets, checked atomically (503 once a budget is spent, 429 once the user's operations are used up). The
+    /// stages' provider calls then run as admitted work (reserved and counted, never refused).
+    func admitStory() async throws {
+        _ = try await meter.reserve(estimate: 0, operation: .chat)
     }
 
     /// The user-supplied text after the content policy filter, refused when the provider's moderation flags it.
@@ -61,11 +67,13 @@ struct MeteredImageGenerator: ImageGenerator {
     let meter: UsageMeter
 
     func generate(_ request: ImageGenerationRequest) async throws -> GeneratedImage {
-        let image = try await base.generate(request)
-        await meter.record(
-            .image, provider: provider, model: image.model,
-            consumption: Consumption(inputTokens: image.inputTokens ?? 0, outputTokens: image.outputTokens ?? 0, images: 1))
-        return image
+        let estimate = meter.prices.imageEstimateMicrodollars(
+            model: request.model, promptBytes: request.prompt.utf8.count, size: request.size, quality: request.quality)
+        return try await meter.metered(.image, provider: provider, estimate: estimate) {
+            try await base.generate(request)
+        } consumption: { image in
+            (image.model, Consumption(inputTokens: image.inputTokens ?? 0, outputTokens: image.outputTokens ?? 0, images: 1))
+        }
     }
 }
 

@@ -34,7 +34,8 @@ struct StoryPipeline: Sendable {
         logger[metadataKey: "user_id"] = .string(story.userID)
         let bound = logger
         do {
-            try await MeteringContext.with(userID: story.userID, subject: "story:\(story.id)") {
+            // Admitted by `POST /stories` (``StoriesServices/admitStory()``): its calls are counted, not refused.
+            try await MeteringContext.with(userID: story.userID, subject: "story:\(story.id)", admitted: true) {
                 try await body(story, bound)
             }
         } catch {
