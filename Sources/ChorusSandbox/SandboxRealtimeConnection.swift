@@ -159,6 +159,10 @@ final class RealtimeConnection: @unchecked Sendable {
             record.closedAt = Date()
             record.closeCode = code
         }
+        // WebSocketKit keeps a socket's handlers for the socket's lifetime, and they hold this connection: replaced,
+        // so the connection (its conversation, buffers and socket) is freed once the session is over.
+        socket.onText { _, _ in }
+        socket.onBinary { _, _ in }
         onClose(id)
         logger.debug("sandbox.realtime.session closed", metadata: ["session_id": "\(id)"])
     }

@@ -32,6 +32,9 @@ public enum ChorusApp {
     public static func configure(_ app: Application, configuration: ChorusConfiguration, options: Options = Options()) async throws {
         app.http.server.configuration.hostname = configuration.hostname
         app.http.server.configuration.port = configuration.port
+        // A connection on which nothing is read or written for this long is closed: headers that stop arriving, a body
+        // that stops making progress, a kept-alive connection nobody uses. Event streams and /ws write more often.
+        app.http.server.configuration.idleTimeout = .milliseconds(Int64(configuration.idleTimeoutSeconds * 1_000))
         app.routes.defaultMaxBodySize = ByteCount(value: configuration.maxBodySize)
         app.routes.caseInsensitive = false
         try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
@@ -267,6 +270,7 @@ public enum ChorusApp {
         try app.register(collection: SystemController(services: services, openAPIDocument: try SystemController.loadDocument()))
         try app.register(collection: AuthController(services: services))
         try app.register(collection: CallsController(services: services))
+        app.middleware.use(DeclaredBodyLimitMiddleware(defaultLimit: configuration.maxBodySize))
         try app.register(collection: PurchasesController(services: services))
         try app.register(collection: TwilioWebhookController(services: services))
         try app.register(collection: MediaStreamController(services: services))

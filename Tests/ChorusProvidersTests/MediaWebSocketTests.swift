@@ -303,6 +303,44 @@ struct MediaWebSocketTests {
         #expect(log.frames.contains { $0.opcode == .connectionClose })
     }
 
+    /// Holds its socket while the socket's message handler holds it: the shape of a call's bridge and session.
+    final class SocketOwner: Sendable {
+        let socket = NIOLockedValueBox<MediaWebSocket?>(nil)
+        let inbox = Inbox()
+    }
+
+    @Test("a closed socket releases its message handler, so an owner and its socket do not keep each other alive")
+    func releasedAfterClose() async throws {
+        let log = PeerLog()
+        let server = try await Self.server(.media, log: log)
+        defer { server.close(promise: nil) }
+        weak var weakOwner: SocketOwner?
+        weak var weakSocket: MediaWebSocket?
+        let closing: EventLoopFuture<Void>
+        do {
+            let owner = SocketOwner()
+            try await Self.connector(port: server.localAddress!.port!).connect(
+                model: "gpt-realtime", on: MultiThreadedEventLoopGroup.singleton.next()
+            ) { socket in
+                owner.socket.withLockedValue { $0 = socket }
+                socket.onText { owner.inbox.add($0) }
+            }
+            let socket = try #require(owner.socket.withLockedValue { $0 })
+            weakOwner = owner
+            weakSocket = socket
+            closing = socket.onClose
+            let serverSocket = try await Self.serverSocket(log)
+            serverSocket.send(ByteBuffer(string: "hello"))
+            try await Self.eventually { owner.inbox.all == ["hello"] }
+            #expect(owner.inbox.all == ["hello"])
+            serverSocket.close(code: .normalClosure)
+        }
+        #expect(try await Self.closed(closing, within: 2))
+        try await Self.eventually { weakOwner == nil && weakSocket == nil }
+        #expect(weakOwner == nil)
+        #expect(weakSocket == nil)
+    }
+
     @Test("a wss session: the server's certificate is verified, so a trusted one connects and an unknown one is refused")
     func tls() async throws {
         let (certificate, key) = try Self.selfSigned()

@@ -36,6 +36,8 @@ public final class MediaWebSocket: @unchecked Sendable {
     private struct State {
         var onText: (@Sendable (ByteBuffer) -> Void)?
         var closing = false
+        /// The connection has closed: no handler is kept any more.
+        var released = false
     }
 
     let channel: any Channel
@@ -52,9 +54,18 @@ public final class MediaWebSocket: @unchecked Sendable {
     /// Adds the message handling to a channel whose WebSocket upgrade is done (NIO's frame encoder and decoder in
     /// place, without its automatic error handling: this handler answers protocol errors) and returns the socket;
     /// call it on the channel's event loop.
+    ///
+    /// The message handler is released when the connection closes: its owner (a bridge, a session) usually holds the
+    /// socket too, and the two would otherwise keep each other — and the channel — alive after every call.
     public static func install(on channel: any Channel, role: Role, maxMessageSize: Int) throws -> MediaWebSocket {
         let socket = MediaWebSocket(channel: channel, role: role)
         try channel.pipeline.syncOperations.addHandler(MediaWebSocketHandler(socket: socket, maxMessageSize: maxMessageSize))
+        channel.closeFuture.whenComplete { _ in
+            socket.state.withLockedValue { state in
+                state.onText = nil
+                state.released = true
+            }
+        }
         return socket
     }
 
@@ -65,9 +76,12 @@ public final class MediaWebSocket: @unchecked Sendable {
 
     public var isClosed: Bool { !channel.isActive }
 
-    /// Delivers each text message (its bytes, unmasked) on the channel's event loop.
+    /// Delivers each text message (its bytes, unmasked) on the channel's event loop; the handler is released when the
+    /// connection closes (a handler set after that is not kept).
     public func onText(_ handler: @escaping @Sendable (ByteBuffer) -> Void) {
-        state.withLockedValue { $0.onText = handler }
+        state.withLockedValue { state in
+            if !state.released { state.onText = handler }
+        }
     }
 
     /// A buffer for a message, with room for the frame header in front of it.

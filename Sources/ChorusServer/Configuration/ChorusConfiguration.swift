@@ -229,6 +229,43 @@ public struct ChorusConfiguration: Sendable {
         public static let off = RateLimits(user: nil, calls: nil, auth: nil)
     }
 
+    /// Caps on the long-lived connections of this instance (the `/ws` WebSockets and the server-sent event streams)
+    /// and on what clients send over `/ws`. Per instance, like the rate limits.
+    public struct ConnectionLimits: Sendable, Equatable {
+        /// Open `/ws` WebSockets of one user (`CHORUS_WS_PER_USER`).
+        public var webSocketsPerUser: Int
+        /// Open event streams of one user: call progress, story progress (`CHORUS_SSE_PER_USER`).
+        public var eventStreamsPerUser: Int
+        /// WebSockets and event streams of all users together (`CHORUS_MAX_REALTIME_CONNECTIONS`).
+        public var perInstance: Int
+        /// Bytes written to one WebSocket that its client has not taken yet; beyond them the socket is closed with
+        /// 1013 (`CHORUS_WS_SEND_QUEUE_BYTES`).
+        public var sendQueueBytes: Int
+        /// Messages a client may send over one `/ws` WebSocket per window; beyond them the socket is closed with 1008
+        /// (`CHORUS_WS_MESSAGE_RATE`, `messages/seconds`).
+        public var inboundMessages: RateLimit
+
+        public static let standard = ConnectionLimits(
+            webSocketsPerUser: 8, eventStreamsPerUser: 8, perInstance: 10_000, sendQueueBytes: 1 << 20,
+            inboundMessages: RateLimit(limit: 60, window: 10))
+
+        static func read(from reader: inout EnvironmentReader) -> ConnectionLimits {
+            func count(_ range: ClosedRange<Int>) -> (String) -> Int? { { Int($0).flatMap { range.contains($0) ? $0 : nil } } }
+            return ConnectionLimits(
+                webSocketsPerUser: reader.value("CHORUS_WS_PER_USER", default: standard.webSocketsPerUser, parse: count(1...1_000)),
+                eventStreamsPerUser: reader.value("CHORUS_SSE_PER_USER", default: standard.eventStreamsPerUser, parse: count(1...1_000)),
+                perInstance: reader.value("CHORUS_MAX_REALTIME_CONNECTIONS", default: standard.perInstance, parse: count(1...1_000_000)),
+                sendQueueBytes: reader.value("CHORUS_WS_SEND_QUEUE_BYTES", default: standard.sendQueueBytes, parse: count(1_024...(256 << 20))),
+                inboundMessages: reader.value("CHORUS_WS_MESSAGE_RATE", default: standard.inboundMessages) { text in
+                    let numbers = text.split(separator: "/")
+                    guard numbers.count == 2, let limit = Int(numbers[0]), let window = Double(numbers[1]),
+                        (1...100_000).contains(limit), window > 0, window <= 3_600
+                    else { return nil }
+                    return RateLimit(limit: limit, window: window)
+                })
+        }
+    }
+
     /// The simulated callee of the sandbox Twilio.
     public struct SandboxTiming: Sendable, Equatable {
         public var ringSeconds: Double
@@ -293,6 +330,8 @@ public struct ChorusConfiguration: Sendable {
     static func loopbackURL(host: String, port: Int) -> URL {
         let reachable = host == "0.0.0.0" ? "127.0.0.1" : (host == "::" ? "::1" : host)
         let literal = reachable.contains(":") ? "[\(reachable)]" : reachable
+    /// Caps on WebSockets and event streams, and on what clients send over `/ws`.
+    public var connections: ConnectionLimits = .standard
         return URL(string: "http://\(literal):\(port)")!
     }
 
@@ -306,7 +345,8 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_PREMIUM_CALLS", "CHORUS_PREMIUM_CALL_SECONDS", "CHORUS_PREMIUM_PRICE", "CHORUS_PREMIUM_PRODUCT_ID", "CHORUS_ADDON_CALLS",
         "CHORUS_ADDON_DAYS", "CHORUS_ADDON_PRICE", "CHORUS_ADDON_PRODUCT_ID", "CHORUS_ADDON_CALL_SECONDS", "CHORUS_MAX_BODY_BYTES",
         "CHORUS_JOB_POLL_SECONDS", "CHORUS_JOB_CONCURRENCY", "CHORUS_LOG_LEVEL", "CHORUS_LOG_FORMAT", "CHORUS_BLOCKING_THREADS",
-        "CHORUS_SQLITE_READERS",
+        "CHORUS_SQLITE_READERS", "CHORUS_WS_PER_USER", "CHORUS_SSE_PER_USER", "CHORUS_MAX_REALTIME_CONNECTIONS", "CHORUS_WS_SEND_QUEUE_BYTES",
+        "CHORUS_WS_MESSAGE_RATE",
         "CHORUS_OPENAI_API_KEY", "CHORUS_OPENAI_BASE_URL", "CHORUS_OPENAI_REALTIME_MODEL", "CHORUS_OPENAI_TRANSCRIPTION_MODEL",
         "CHORUS_TRANSCRIPT_RETENTION_DAYS", "CHORUS_TWILIO_CALLS_PER_SECOND", "CHORUS_APPLE_APP_ID", "CHORUS_APPLE_ENVIRONMENT",
         "CHORUS_APPLE_ACCEPT_SANDBOX", "CHORUS_APPLE_SHARED_SECRET", "CHORUS_APPLE_EXTRA_ROOTS", "CHORUS_APPLE_VERIFY_RECEIPT_URL",
@@ -326,7 +366,7 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_STORIES_PREMIUM_ILLUSTRATIONS", "CHORUS_STORIES_DAILY_BUDGET_USD", "CHORUS_STORIES_MONTHLY_BUDGET_USD",
         "CHORUS_STORIES_USER_DAILY_OPERATIONS", "CHORUS_VOICE_USER_DAILY_OPERATIONS", "CHORUS_VOICE_DAILY_SUMMARIES", "CHORUS_TRIAL_CALLS_PER_DAY",
         "CHORUS_SIGNUPS_PER_IP", "CHORUS_SIGNUPS_PER_NETWORK", "CHORUS_SIGNUP_NETWORK_PREFIXES",
-        "CHORUS_PLAYGROUND",
+        "CHORUS_PLAYGROUND", "CHORUS_DEVELOPMENT_ON_NETWORK", "CHORUS_IDLE_TIMEOUT_SECONDS",
     ]
 
     /// Sandbox providers are in use (no live Twilio account configured).
@@ -340,6 +380,25 @@ public struct ChorusConfiguration: Sendable {
     public static func load(
         from environment: [String: String], hostname: String? = nil, port: Int? = nil, workingDirectory: URL? = nil
     ) throws -> ChorusConfiguration {
+    /// Whether a development server may listen on an address other than loopback (`CHORUS_DEVELOPMENT_ON_NETWORK`,
+    /// off by default): outside production the emulators under `/sandbox` answer without authentication, with other
+    /// users' phone numbers, call recordings and message text.
+    public var developmentOnNetwork = false
+
+    /// Seconds a client connection may go without a byte read or written before it is closed
+    /// (`CHORUS_IDLE_TIMEOUT_SECONDS`, default 60, between 1 and 3,600).
+    public var idleTimeoutSeconds: Double = 60
+
+    /// Whether the listening address is reachable from this machine only (`localhost`, `127.0.0.0/8`, `::1`).
+    public var listensOnLoopbackOnly: Bool { Self.isLoopback(hostname) }
+
+    public static func isLoopback(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if bare.lowercased() == "localhost" || bare == "::1" || bare == "0:0:0:0:0:0:0:1" { return true }
+        let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+    }
+
         var reader = EnvironmentReader(environment)
         let cwd = workingDirectory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         let env = reader.value("CHORUS_ENVIRONMENT", default: Environment.development) { Environment(rawValue: $0.lowercased()) }
@@ -627,7 +686,23 @@ public struct ChorusConfiguration: Sendable {
 
     /// Problems that forbid starting in this configuration (production safety). Empty when all is well.
     public func startupProblems() -> [String] {
-        guard isProduction else { return [] }
+        guard isProduction else {
+            guard listensOnLoopbackOnly || developmentOnNetwork else {
+                return [
+                    "CHORUS_HOSTNAME \(hostname) is reachable from the network, and in development the sandbox (/sandbox/*) serves "
+                        + "phone numbers, call recordings and message text without authentication. Listen on 127.0.0.1, set "
+                        + "CHORUS_ENVIRONMENT=production, or set CHORUS_DEVELOPMENT_ON_NETWORK=true to expose the sandbox anyway."
+                ]
+            }
+        configuration.connections = ConnectionLimits.read(from: &reader)
+        configuration.idleTimeoutSeconds = reader.value("CHORUS_IDLE_TIMEOUT_SECONDS", default: 60) {
+            Double($0).flatMap { (1...3_600).contains($0) ? $0 : nil }
+        }
+        configuration.developmentOnNetwork = reader.value("CHORUS_DEVELOPMENT_ON_NETWORK", default: false) {
+            ["true", "1", "yes"].contains($0.lowercased()) ? true : (["false", "0", "no"].contains($0.lowercased()) ? false : nil)
+        }
+            return []
+        }
         var problems: [String] = []
         if jwtSecret == nil {
             problems.append("CHORUS_JWT_SECRET is required in production (at least 32 random bytes, e.g. `openssl rand -base64 48`).")
