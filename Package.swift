@@ -53,6 +53,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -114,6 +115,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The parsers of untrusted bytes as fuzz targets; chorus-fuzz runs them under libFuzzer (scripts/fuzz builds it
+        // with -sanitize=fuzzer) or replays inputs, and the tests replay the committed corpora (Fuzz/corpus).
+        .target(
+            name: "ChorusFuzz",
+            dependencies: [
+                "ChorusCore", "ChorusProviders",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(name: "chorus-fuzz", dependencies: ["ChorusFuzz"], swiftSettings: swiftSettings),
         // The client SDK: ChorusAPI + Foundation only.
         .target(name: "ChorusKit", dependencies: ["ChorusAPI"], swiftSettings: swiftSettings),
 
@@ -130,7 +145,7 @@ let package = Package(
         .testTarget(
             name: "ChorusProvidersTests",
             dependencies: [
-                "ChorusProviders",
+                "ChorusProviders", "ChorusFuzz",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),

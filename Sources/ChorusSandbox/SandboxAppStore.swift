@@ -296,6 +296,13 @@ public final class SandboxAppStore: Sendable {
         }
     }
 
+    /// The longest subscription period, extension or grace period the emulator accepts: ten years.
+    static let longestPeriodSeconds: Double = 10 * 366 * 86_400
+
+    /// A period from a request body: positive, finite and at most ``longestPeriodSeconds`` (`1e300` would overflow
+    /// every date computed from it).
+    static func isValidPeriod(_ seconds: Double) -> Bool { seconds > 0 && seconds <= longestPeriodSeconds }
+
     private func handlePurchase(_ request: Request) -> Response {
         let body: PurchaseRequestBody
         do {
@@ -310,10 +317,12 @@ public final class SandboxAppStore: Sendable {
         switch (body.kind, body.periodSeconds) {
         case ("consumable", _):
             kind = .consumable
-        case ("auto_renewable", let period?) where period > 0:
+        case ("auto_renewable", let period?) where Self.isValidPeriod(period):
             kind = .autoRenewable(period: period)
         case ("auto_renewable", _):
-            return SandboxJSON.detail("period_seconds must be a positive number for auto_renewable.", status: .badRequest)
+            return SandboxJSON.detail(
+                "period_seconds must be a positive number of at most \(Int(Self.longestPeriodSeconds)) for auto_renewable.",
+                status: .badRequest)
         default:
             return SandboxJSON.detail("kind must be auto_renewable or consumable.", status: .badRequest)
         }
@@ -377,6 +386,11 @@ public final class SandboxAppStore: Sendable {
     /// the latest one revoked; billing failures, renewal changes and expiries update the renewal information; the other
     /// types carry the latest transaction as it is.
     func transactionForNotification(_ body: SandboxNotificationOrder) throws -> SandboxTransaction? {
+        for (name, value) in [("period_seconds", body.periodSeconds), ("grace_period_seconds", body.gracePeriodSeconds)] {
+            if let value, !Self.isValidPeriod(value) {
+                throw Abort(.badRequest, reason: "\(name) must be a positive number of at most \(Int(Self.longestPeriodSeconds)).")
+            }
+        }
         let latest = body.originalTransactionID.flatMap { latestTransaction(originalTransactionID: $0) }
         if latest == nil, body.originalTransactionID != nil { throw Abort(.notFound, reason: "Unknown original_transaction_id.") }
         let type = body.notificationType
@@ -530,8 +544,11 @@ public struct SandboxTransaction: Sendable, Equatable {
 
 /// App Store dates: integer milliseconds since 1970.
 enum AppStoreMillis {
+    /// Milliseconds since 1970, clamped to what an `Int64` holds (a date past the year 292 million is no date).
     static func from(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let millis = (date.timeIntervalSince1970 * 1000).rounded()
+        guard millis.isFinite else { return millis > 0 ? .max : .min }
+        return Int64(exactly: millis) ?? (millis > 0 ? .max : .min)
     }
 
     static func date(_ millis: Int64) -> Date {

@@ -1,4 +1,5 @@
 import ChorusCore
+import ChorusProviders
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -410,23 +411,23 @@ public final class SandboxElevenLabs: Sendable {
     // MARK: - Voices
 
     private func addVoice(_ request: Request, requestID: String) -> Response {
-        guard let boundary = request.headers.contentType?.parameters["boundary"], request.headers.contentType?.subType == "form-data",
-            let body = request.body.data, let parts = Self.parseForm(body, boundary: boundary)
+        guard let boundary = MultipartForm.boundary(contentType: request.headers.first(name: .contentType) ?? ""),
+            let body = request.body.data, let parts = MultipartForm(bytes: Array(body.readableBytesView), boundary: boundary)?.parts
         else {
             return Self.validation([("missing", ["body", "name"], "Field required"), ("missing", ["body", "files"], "Field required")])
         }
-        let name = parts.first { $0.name == "name" && $0.filename == nil }.map { String(buffer: $0.body) }
+        let name = parts.first { $0.name == "name" && $0.filename == nil }.map { String(decoding: $0.body, as: UTF8.self) }
         let files = parts.filter { $0.name == "files" || $0.name == "files[]" }
         var missing: [(String, [String], String)] = []
         if name == nil || name?.isEmpty == true { missing.append(("missing", ["body", "name"], "Field required")) }
         if files.isEmpty { missing.append(("missing", ["body", "files"], "Field required")) }
         guard missing.isEmpty, let name else { return Self.validation(missing) }
-        let removeNoiseText = parts.first { $0.name == "remove_background_noise" }.map { String(buffer: $0.body).lowercased() }
+        let removeNoiseText = parts.first { $0.name == "remove_background_noise" }.map { String(decoding: $0.body, as: UTF8.self).lowercased() }
         guard removeNoiseText == nil || removeNoiseText == "true" || removeNoiseText == "false" else {
             return Self.validation([("bool_parsing", ["body", "remove_background_noise"], "Input should be a valid boolean")])
         }
         var labels: [String: String] = [:]
-        if let labelsText = parts.first(where: { $0.name == "labels" }).map({ String(buffer: $0.body) }), !labelsText.isEmpty {
+        if let labelsText = parts.first(where: { $0.name == "labels" }).map({ String(decoding: $0.body, as: UTF8.self) }), !labelsText.isEmpty {
             guard let decoded = try? JSONDecoder().decode([String: String].self, from: Data(labelsText.utf8)) else {
                 return Self.error(
                     .badRequest, code: "invalid_labels", type: "validation_error",
@@ -436,7 +437,7 @@ public final class SandboxElevenLabs: Sendable {
         }
         var samples: [Voice.Sample] = []
         for file in files {
-            let data = Data(buffer: file.body)
+            let data = Data(file.body)
             let fileName = file.filename ?? "sample"
             guard let seconds = SandboxAudioFiles.durationSeconds(of: data), seconds > 0 else {
                 return Self.error(
@@ -459,7 +460,7 @@ public final class SandboxElevenLabs: Sendable {
         }
         let voice = Voice(
             voiceID: Self.randomID(20), name: name,
-            category: "cloned", description: parts.first { $0.name == "description" }.map { String(buffer: $0.body) }, labels: labels,
+            category: "cloned", description: parts.first { $0.name == "description" }.map { String(decoding: $0.body, as: UTF8.self) }, labels: labels,
             samples: samples, removeBackgroundNoise: removeNoiseText == "true", createdAtUnix: Int(Date().timeIntervalSince1970))
         let added = state.withLockedValue { state -> Bool in
             guard state.voices.count < voiceLimit else { return false }
@@ -788,78 +789,6 @@ public final class SandboxElevenLabs: Sendable {
         }
         return SandboxJSON.response(
             ["detail": problems.map { Item(type: $0.0, loc: $0.1, msg: $0.2, input: nil) }], status: .unprocessableEntity)
-    }
-
-    /// One `multipart/form-data` part.
-    struct FormPart {
-        var name = ""
-        var filename: String?
-        var contentType: String?
-        var body = ByteBuffer()
-    }
-
-    /// The parts of a `multipart/form-data` body, or `nil` when it is malformed.
-    static func parseForm(_ body: ByteBuffer, boundary: String) -> [FormPart]? {
-        final class Collector {
-            var parts: [FormPart] = []
-            var current = FormPart()
-        }
-        let collector = Collector()
-        let parser = MultipartParser(boundary: boundary)
-        parser.onHeader = { name, value in
-            switch name.lowercased() {
-            case "content-disposition":
-                let parameters = dispositionParameters(value)
-                collector.current.name = parameters["name"] ?? ""
-                collector.current.filename = parameters["filename"]
-            case "content-type":
-                collector.current.contentType = value
-            default:
-                break
-            }
-        }
-        parser.onBody = { chunk in collector.current.body.writeBuffer(&chunk) }
-        parser.onPartComplete = {
-            collector.parts.append(collector.current)
-            collector.current = FormPart()
-        }
-        do {
-            try parser.execute(body)
-        } catch {
-            return nil
-        }
-        return collector.parts
-    }
-
-    /// The parameters of a `Content-Disposition` value (`form-data; name="files"; filename="a.wav"`), unquoted.
-    static func dispositionParameters(_ value: String) -> [String: String] {
-        var parameters: [String: String] = [:]
-        var segments: [String] = []
-        var current = ""
-        var quoted = false
-        var escaped = false
-        for character in value {
-            if escaped {
-                current.append(character)
-                escaped = false
-            } else if quoted, character == "\\" {
-                escaped = true
-            } else if character == "\"" {
-                quoted.toggle()
-            } else if character == ";", !quoted {
-                segments.append(current)
-                current = ""
-            } else {
-                current.append(character)
-            }
-        }
-        segments.append(current)
-        for segment in segments.dropFirst() {
-            guard let equals = segment.firstIndex(of: "=") else { continue }
-            let key = segment[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            parameters[key] = String(segment[segment.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
-        }
-        return parameters
     }
 
     /// A random id of letters and digits, like ElevenLabs' voice ids.

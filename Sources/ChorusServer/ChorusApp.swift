@@ -107,19 +107,23 @@ public enum ChorusApp {
                 talkDuration: .milliseconds(Int(configuration.sandboxTiming.talkSeconds * 1000)),
                 timeScale: options.sandboxTimeScale
             )
+            let retention = configuration.sandboxRetention
             let sandbox = SandboxServices(
                 twilio: SandboxTwilio(
                     accountSID: sandboxAccountSID, authToken: configuration.twilio == nil ? twilioToken : randomHex(32), httpClient: httpClient,
-                    timing: timing, logger: app.logger
+                    timing: timing, logger: app.logger,
+                    retention: SandboxTwilio.Retention(endedCalls: retention.keptCalls, audioBytes: retention.keptAudioBytes)
                 ),
                 appStore: SandboxAppStore(
                     authority: sandboxAuthority,
                     receipts: SandboxReceiptValidator(
                         sharedSecret: appStoreSettings.sharedSecret, bundleID: appStoreSettings.bundleID, now: options.clock),
                     bundleID: appStoreSettings.bundleID, appAppleID: appStoreSettings.appAppleID, now: options.clock),
-                realtime: SandboxRealtime(apiKey: configuration.openAI == nil ? realtimeKey : randomHex(40), logger: app.logger),
+                realtime: SandboxRealtime(
+                    apiKey: configuration.openAI == nil ? realtimeKey : randomHex(40), keptSessions: retention.keptCalls, logger: app.logger),
                 openAI: SandboxOpenAI(apiKey: configuration.openAI == nil ? realtimeKey : randomHex(40), logger: app.logger),
-                elevenLabs: SandboxElevenLabs(apiKey: configuration.elevenLabs == nil ? elevenLabsKey : randomHex(40), logger: app.logger)
+                elevenLabs: SandboxElevenLabs(apiKey: configuration.elevenLabs == nil ? elevenLabsKey : randomHex(40), logger: app.logger),
+                requestLogEntries: retention.requestLogEntries, requestLogBytes: retention.requestLogBytes
             )
             sandbox.register(on: app.grouped("sandbox"))
             app.lifecycle.use(SandboxShutdown(services: sandbox))
@@ -148,7 +152,7 @@ public enum ChorusApp {
         }
         // Voice messages: blobs under the data directory, transcription by OpenAI when configured, otherwise by the
         // OpenAI emulator mounted under /sandbox; realtime events across instances through PostgreSQL when configured.
-        let hub = RealtimeHub()
+        let hub = RealtimeHub(limits: configuration.connections)
         let fanout: any RealtimeFanout
         if case .postgres(let url) = configuration.database {
             let postgres = PostgresFanout(
@@ -266,15 +270,16 @@ public enum ChorusApp {
         app.middleware.use(RequestIDMiddleware())
         app.middleware.use(SecurityHeadersMiddleware(strictTransportSecurity: configuration.publicURL.scheme == "https"))
         app.middleware.use(ChorusErrorMiddleware())
+        app.middleware.use(DeclaredBodyLimitMiddleware(defaultLimit: configuration.maxBodySize))
 
         try app.register(collection: SystemController(services: services, openAPIDocument: try SystemController.loadDocument()))
         try app.register(collection: AuthController(services: services))
         try app.register(collection: CallsController(services: services))
-        app.middleware.use(DeclaredBodyLimitMiddleware(defaultLimit: configuration.maxBodySize))
         try app.register(collection: PurchasesController(services: services))
         try app.register(collection: TwilioWebhookController(services: services))
         try app.register(collection: MediaStreamController(services: services))
         try app.register(collection: ConversationsController(services: services))
+        try app.register(collection: InvitationsController(services: services))
         try app.register(collection: AudioController(services: services))
         try app.register(collection: RealtimeController(services: services))
         try app.register(collection: VoiceController(services: services))

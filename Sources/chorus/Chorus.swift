@@ -52,6 +52,16 @@ struct Serve: AsyncParsableCommand {
                     "public_url": .string(configuration.publicURL.absoluteString), "environment": .string(configuration.environment.rawValue),
                     "database": .string(configuration.database.kind),
                 ])
+            if !configuration.isProduction {
+                if configuration.listensOnLoopbackOnly {
+                    app.logger.notice(
+                        "development mode: the sandbox under /sandbox answers without authentication, on loopback only (this machine)")
+                } else {
+                    app.logger.warning(
+                        "development mode on a network address (CHORUS_DEVELOPMENT_ON_NETWORK=true): the sandbox under /sandbox answers anyone who reaches this address, without authentication",
+                        metadata: ["address": .string(configuration.hostname)])
+                }
+            }
             try await app.execute()
         } catch {
             try? await app.asyncShutdown()

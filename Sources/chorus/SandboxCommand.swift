@@ -1,6 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import ChorusSandbox
+import ChorusServer
 import Foundation
 import Vapor
 
@@ -30,6 +31,10 @@ struct SandboxCommand: AsyncParsableCommand {
     @ArgumentParser.Option(help: "The address to listen on.")
     var hostname = "127.0.0.1"
 
+    @ArgumentParser.Flag(
+        help: "Listen on an address other than loopback: the emulators answer anyone who reaches it, without authentication.")
+    var allowNetwork = false
+
     @ArgumentParser.Option(help: "The port to listen on (0 picks a free one).")
     var port = 5060
 
@@ -48,6 +53,18 @@ struct SandboxCommand: AsyncParsableCommand {
     @ArgumentParser.Flag(help: "Do not record WebSocket messages (for load tests).")
     var noMessageLog = false
 
+    @ArgumentParser.Option(help: "Requests and WebSocket messages kept in the request log (the oldest are dropped first).")
+    var requestLogEntries = SandboxRecorder.defaultCapacity
+
+    @ArgumentParser.Option(help: "Bytes of recorded text kept in the request log (the oldest requests are dropped first).")
+    var requestLogBytes = SandboxRecorder.defaultMaximumBytes
+
+    @ArgumentParser.Option(help: "Ended calls and closed Realtime sessions kept for inspection (the oldest are forgotten first).")
+    var keptCalls = SandboxTwilio.Retention.defaultEndedCalls
+
+    @ArgumentParser.Option(help: "Bytes of audio (recordings, played audio) of ended calls kept (the oldest calls are forgotten first).")
+    var keptAudioBytes = SandboxTwilio.Retention.defaultAudioBytes
+
     @ArgumentParser.Option(
         help: """
             The data directory whose sandbox App Store certificate authority signs purchases (created if missing):             use the server's CHORUS_DATA_DIR so it trusts them.
@@ -59,7 +76,15 @@ struct SandboxCommand: AsyncParsableCommand {
 
     func validate() throws {
         if !(0...65_535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
+        if !allowNetwork, !ChorusConfiguration.isLoopback(hostname) {
+            throw ValidationError(
+                "--hostname \(hostname) is reachable from the network, and the emulators list phone numbers, recordings and "
+                    + "message text without authentication: listen on 127.0.0.1, or pass --allow-network to expose them anyway")
+        }
         if !(0...3_600).contains(ringSeconds) { throw ValidationError("--ring-seconds must be between 0 and 3600") }
+        if requestLogEntries < 1 || requestLogBytes < 1 || keptCalls < 1 || keptAudioBytes < 1 {
+            throw ValidationError("--request-log-entries, --request-log-bytes, --kept-calls and --kept-audio-bytes must be positive")
+        }
     }
 
     func run() async throws {
@@ -70,13 +95,16 @@ struct SandboxCommand: AsyncParsableCommand {
         let twilio = SandboxTwilio(
             accountSID: sid, authToken: token, httpClient: httpClient,
             timing: SandboxTwilio.Timing(ringDelay: .milliseconds(Int(ringSeconds * 1000))),
-            mediaStreams: SandboxTwilio.MediaStreamOptions(recordsMessages: !noMessageLog))
+            mediaStreams: SandboxTwilio.MediaStreamOptions(recordsMessages: !noMessageLog),
+            retention: SandboxTwilio.Retention(endedCalls: keptCalls, audioBytes: keptAudioBytes))
         let directory = URL(fileURLWithPath: dataDir, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
         let appStore = SandboxAppStore(
             authority: try AppStoreTestAuthority.loadOrCreate(directory: directory),
             receipts: SandboxReceiptValidator(sharedSecret: nil, bundleID: bundleId), bundleID: bundleId)
         let services = SandboxServices(
-            twilio: twilio, appStore: appStore, realtime: SandboxRealtime(apiKey: openaiKey, recordsMessages: !noMessageLog))
+            twilio: twilio, appStore: appStore,
+            realtime: SandboxRealtime(apiKey: openaiKey, recordsMessages: !noMessageLog, keptSessions: keptCalls),
+            requestLogEntries: requestLogEntries, requestLogBytes: requestLogBytes)
         let server = SandboxServer(services: services, host: hostname, port: port)
         try await server.start()
         let base = server.baseURL!.absoluteString

@@ -221,7 +221,7 @@ private enum WAVReader {
                 if size >= 4 { sampleFrames = try reader.require(at: body, count: 4, "fact chunk").uint32LE(0) }
             case "data":
                 if size == unknownSize { size = reader.size - body }
-                guard body + size <= reader.size else {
+                guard size <= reader.size - body else {
                     throw AudioContainerError.corrupt("data chunk of \(size) bytes, \(reader.size - body) present")
                 }
                 dataSize = size
@@ -428,7 +428,8 @@ private enum MPEG4Reader {
             size = limit - offset
         }
         guard size >= contentStart - offset else { throw AudioContainerError.corrupt("\(type) box of \(size) bytes") }
-        guard offset + size <= limit else { throw AudioContainerError.corrupt("truncated \(type) box") }
+        // `size` comes from the file (up to Int64.max with a 64-bit size): compared with what is left, never added.
+        guard size <= limit - offset else { throw AudioContainerError.corrupt("truncated \(type) box") }
         return Box(type: type, contentStart: contentStart, end: offset + size)
     }
 

@@ -117,64 +117,83 @@ public struct AppStoreReceiptVerifier: Sendable {
         }
         metadata["endpoint"] = "\(endpoint.rawValue)"
         metadata["apple_status"] = "\(answer.status)"
-        if let error = Self.error(forStatus: answer.status, isRetryable: answer.isRetryable, endpoint: endpoint) {
-            if answer.status == 21004 {
-                logger.error("appstore.receipt: Apple refused the configured shared secret (21004); check its configuration", metadata: metadata)
-            }
-            throw logged(error, metadata: metadata)
+        if answer.status == 21004 {
+            logger.error("appstore.receipt: Apple refused the configured shared secret (21004); check its configuration", metadata: metadata)
         }
-
-        let environment: AppStoreEnvironment
-        if let named = answer.environment {
-            guard let known = AppStoreEnvironment(rawValue: named) else {
-                throw logged(.malformed("the App Store answered an unknown environment \(named)"), metadata: metadata)
-            }
-            environment = known
-        } else {
-            environment = endpoint.environment
-        }
-        metadata["environment"] = "\(environment.rawValue)"
-        guard acceptedEnvironments.contains(environment) else {
-            throw logged(
-                .wrongEnvironment("the receipt comes from the \(environment.rawValue) environment, which is not accepted"),
-                metadata: metadata
-            )
-        }
-
-        guard let receipt = answer.receipt else {
-            throw logged(.malformed("the App Store's answer holds no receipt"), metadata: metadata)
-        }
-        guard let receiptBundle = receipt.bundleID else {
-            throw logged(.malformed("the App Store's answer has no receipt.bundle_id"), metadata: metadata)
-        }
-        guard receiptBundle == bundleID else {
-            metadata["receipt_bundle_id"] = "\(receiptBundle)"
-            throw logged(.wrongBundle("the receipt belongs to \(receiptBundle), not \(bundleID)"), metadata: metadata)
-        }
-
-        guard
-            let chosen = Self.purchase(
-                of: productID, latestReceiptInfo: answer.latestReceiptInfo ?? [], inApp: receipt.inApp ?? [])
-        else {
-            throw logged(.malformed("the receipt holds no purchase of \(productID)"), metadata: metadata)
-        }
-        let purchase: VerifiedPurchase
+        let verification: AppStoreReceiptVerification
         do {
-            purchase = try Self.verifiedPurchase(chosen, productID: productID, environment: environment, bundleID: receiptBundle)
+            verification = try Self.verification(
+                of: answer, endpoint: endpoint, productID: productID, bundleID: bundleID, acceptedEnvironments: acceptedEnvironments)
         } catch let error as PurchaseVerificationError {
             throw logged(error, metadata: metadata)
         }
-        let renewalInfo =
-            purchase.expiresDate == nil
-            ? nil
-            : Self.renewalInfo(
-                answer.pendingRenewalInfo ?? [], originalTransactionID: purchase.originalTransactionID, environment: environment)
-
+        let purchase = verification.purchase
+        metadata["environment"] = "\(purchase.environment.rawValue)"
         metadata["transaction_id"] = "\(purchase.transactionID)"
         metadata["original_transaction_id"] = "\(purchase.originalTransactionID)"
         if let expires = purchase.expiresDate { metadata["expires_ms"] = "\(Self.millis(expires))" }
         if purchase.revocationDate != nil { metadata["revoked"] = "true" }
         logger.info("appstore.receipt.verified", metadata: metadata)
+        return verification
+    }
+
+    /// Reads a `verifyReceipt` answer of Apple's (the JSON body of a 2xx) as ``verifyWithRenewalInfo(receiptData:productID:)``
+    /// does once no retry at the sandbox is due; what Apple answers is outside input, so every value in it is checked.
+    ///
+    /// - Throws: ``PurchaseVerificationError``.
+    public static func verification(
+        ofAnswer data: Data, productID: String, bundleID: String, acceptedEnvironments: Set<AppStoreEnvironment>
+    ) throws -> AppStoreReceiptVerification {
+        let answer: VerifyReceiptResponse
+        do {
+            answer = try JSONDecoder().decode(VerifyReceiptResponse.self, from: data)
+        } catch {
+            throw PurchaseVerificationError.malformed("the App Store's answer could not be read")
+        }
+        return try verification(
+            of: answer, endpoint: .production, productID: productID, bundleID: bundleID, acceptedEnvironments: acceptedEnvironments)
+    }
+
+    /// The status, environment, bundle and purchase checks of one answer.
+    static func verification(
+        of answer: VerifyReceiptResponse, endpoint: Endpoint, productID: String, bundleID: String,
+        acceptedEnvironments: Set<AppStoreEnvironment>
+    ) throws -> AppStoreReceiptVerification {
+        if let error = Self.error(forStatus: answer.status, isRetryable: answer.isRetryable, endpoint: endpoint) { throw error }
+        let environment: AppStoreEnvironment
+        if let named = answer.environment {
+            guard let known = AppStoreEnvironment(rawValue: named) else {
+                throw PurchaseVerificationError.malformed("the App Store answered an unknown environment \(named)")
+            }
+            environment = known
+        } else {
+            environment = endpoint.environment
+        }
+        guard acceptedEnvironments.contains(environment) else {
+            throw PurchaseVerificationError.wrongEnvironment(
+                "the receipt comes from the \(environment.rawValue) environment, which is not accepted")
+        }
+        guard let receipt = answer.receipt else {
+            throw PurchaseVerificationError.malformed("the App Store's answer holds no receipt")
+        }
+        guard let receiptBundle = receipt.bundleID else {
+            throw PurchaseVerificationError.malformed("the App Store's answer has no receipt.bundle_id")
+        }
+        guard receiptBundle == bundleID else {
+            throw PurchaseVerificationError.wrongBundle("the receipt belongs to \(receiptBundle), not \(bundleID)")
+        }
+        guard
+            let chosen = Self.purchase(
+                of: productID, latestReceiptInfo: answer.latestReceiptInfo ?? [], inApp: receipt.inApp ?? [])
+        else {
+            throw PurchaseVerificationError.malformed("the receipt holds no purchase of \(productID)")
+        }
+        let purchase = try Self.verifiedPurchase(chosen, productID: productID, environment: environment, bundleID: receiptBundle)
+        let renewalInfo =
+            purchase.expiresDate == nil
+            ? nil
+            : Self.renewalInfo(
+                answer.pendingRenewalInfo ?? [], originalTransactionID: purchase.originalTransactionID, environment: environment)
         return AppStoreReceiptVerification(purchase: purchase, renewalInfo: renewalInfo, latestReceipt: answer.latestReceipt)
     }
 
@@ -386,7 +405,9 @@ public struct AppStoreReceiptVerifier: Sendable {
         return error
     }
 
+    /// For the log: a date read from Apple's answer as milliseconds, clamped (a date of `Int64.max` ms rounds above it).
     private static func millis(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let millis = (date.timeIntervalSince1970 * 1000).rounded()
+        return Int64(exactly: millis) ?? (millis > 0 ? .max : .min)
     }
 }

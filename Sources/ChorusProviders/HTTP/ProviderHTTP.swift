@@ -146,11 +146,28 @@ public struct ProviderHTTP: Sendable {
     }
 
     /// `retry-after-ms` (OpenAI) or `Retry-After` in seconds; HTTP dates are not used by these providers.
-    static func retryAfter(_ headers: HTTPHeaders) -> Duration? {
-        if let ms = headers.first(name: "retry-after-ms").flatMap(Double.init), ms >= 0 { return .milliseconds(Int(ms)) }
-        if let seconds = headers.first(name: "retry-after").flatMap(Double.init), seconds >= 0 {
-            return .milliseconds(Int(seconds * 1_000))
+    ///
+    /// The values come from the provider: anything that is not a finite, non-negative number is ignored, and a value
+    /// beyond ``longestRetryAfter`` is clamped to it (longer than any ``RetryPolicy/maxDelay``, so it is still not
+    /// waited for) instead of being converted to an integer that cannot hold it.
+    public static func retryAfter(_ headers: HTTPHeaders) -> Duration? {
+        if let ms = headers.first(name: "retry-after-ms").flatMap(Self.delayNumber) { return Self.clampedDelay(milliseconds: ms) }
+        if let seconds = headers.first(name: "retry-after").flatMap(Self.delayNumber) {
+            return Self.clampedDelay(milliseconds: seconds * 1_000)
         }
         return nil
+    }
+
+    /// The longest `Retry-After` kept as it is: one day.
+    public static let longestRetryAfter: Duration = .seconds(86_400)
+
+    private static func delayNumber(_ text: String) -> Double? {
+        guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite, value >= 0 else { return nil }
+        return value
+    }
+
+    private static func clampedDelay(milliseconds: Double) -> Duration {
+        let limit = Double(longestRetryAfter.components.seconds) * 1_000
+        return milliseconds >= limit ? longestRetryAfter : .milliseconds(Int64(milliseconds))
     }
 }

@@ -272,6 +272,19 @@ public struct ChorusConfiguration: Sendable {
         public var talkSeconds: Double
     }
 
+    /// What the embedded emulators keep for inspection, all bounded (`CHORUS_SANDBOX_REQUEST_LOG_ENTRIES`,
+    /// `CHORUS_SANDBOX_REQUEST_LOG_BYTES`, `CHORUS_SANDBOX_KEPT_CALLS`, `CHORUS_SANDBOX_KEPT_AUDIO_BYTES`).
+    public struct SandboxRetention: Sendable, Equatable {
+        /// Requests and WebSocket messages kept in the request log.
+        public var requestLogEntries: Int
+        /// Bytes of recorded text kept in the request log.
+        public var requestLogBytes: Int
+        /// Ended calls (Twilio) and closed sessions (Realtime) kept.
+        public var keptCalls: Int
+        /// Bytes of audio (recordings, played audio) of ended calls kept.
+        public var keptAudioBytes: Int
+    }
+
     public var environment: Environment
     public var hostname: String
     public var port: Int
@@ -287,6 +300,7 @@ public struct ChorusConfiguration: Sendable {
     public var refreshTokenLifetime: TimeInterval
     public var twilio: TwilioAccount?
     public var sandboxTiming: SandboxTiming
+    public var sandboxRetention: SandboxRetention
     public var appStore: AppStoreSettings
     public var plans: PlanCatalog
     /// Maximum request body, bytes.
@@ -316,6 +330,8 @@ public struct ChorusConfiguration: Sendable {
     public var playgroundEnabled: Bool
     /// Trial calls per day and signups per address and network.
     public var admission: AdmissionLimits = .off
+    /// Caps on WebSockets and event streams, and on what clients send over `/ws`.
+    public var connections: ConnectionLimits = .standard
 
     public enum LogFormat: String, Sendable {
         /// One JSON object per line.
@@ -324,14 +340,31 @@ public struct ChorusConfiguration: Sendable {
         case text
     }
 
+    /// Whether a development server may listen on an address other than loopback (`CHORUS_DEVELOPMENT_ON_NETWORK`,
+    /// off by default): outside production the emulators under `/sandbox` answer without authentication, with other
+    /// users' phone numbers, call recordings and message text.
+    public var developmentOnNetwork = false
+
+    /// Seconds a client connection may go without a byte read or written before it is closed
+    /// (`CHORUS_IDLE_TIMEOUT_SECONDS`, default 60, between 1 and 3,600).
+    public var idleTimeoutSeconds: Double = 60
+
+    /// Whether the listening address is reachable from this machine only (`localhost`, `127.0.0.0/8`, `::1`).
+    public var listensOnLoopbackOnly: Bool { Self.isLoopback(hostname) }
+
+    public static func isLoopback(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if bare.lowercased() == "localhost" || bare == "::1" || bare == "0:0:0:0:0:0:0:1" { return true }
+        let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+    }
+
     /// How this process reaches itself: the listening address, with wildcard addresses replaced by loopback.
     public var loopbackURL: URL { Self.loopbackURL(host: hostname, port: port) }
 
     static func loopbackURL(host: String, port: Int) -> URL {
         let reachable = host == "0.0.0.0" ? "127.0.0.1" : (host == "::" ? "::1" : host)
         let literal = reachable.contains(":") ? "[\(reachable)]" : reachable
-    /// Caps on WebSockets and event streams, and on what clients send over `/ws`.
-    public var connections: ConnectionLimits = .standard
         return URL(string: "http://\(literal):\(port)")!
     }
 
@@ -340,7 +373,8 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_ENVIRONMENT", "CHORUS_HOSTNAME", "CHORUS_PORT", "CHORUS_DATABASE_URL", "CHORUS_PUBLIC_URL", "CHORUS_JWT_SECRET",
         "CHORUS_DATA_DIR", "CHORUS_CORS_ORIGINS", "CHORUS_RATE_LIMITS", "CHORUS_ACCESS_TOKEN_TTL", "CHORUS_REFRESH_TOKEN_TTL",
         "CHORUS_TWILIO_ACCOUNT_SID", "CHORUS_TWILIO_AUTH_TOKEN", "CHORUS_TWILIO_FROM_NUMBER", "CHORUS_TWILIO_API_BASE_URL",
-        "CHORUS_SANDBOX_RING_SECONDS", "CHORUS_SANDBOX_TALK_SECONDS", "CHORUS_APPLE_BUNDLE_ID", "CHORUS_TRIAL_CALLS", "CHORUS_TRIAL_DAYS",
+        "CHORUS_SANDBOX_RING_SECONDS", "CHORUS_SANDBOX_TALK_SECONDS", "CHORUS_SANDBOX_REQUEST_LOG_ENTRIES",
+        "CHORUS_SANDBOX_REQUEST_LOG_BYTES", "CHORUS_SANDBOX_KEPT_CALLS", "CHORUS_SANDBOX_KEPT_AUDIO_BYTES", "CHORUS_APPLE_BUNDLE_ID", "CHORUS_TRIAL_CALLS", "CHORUS_TRIAL_DAYS",
         "CHORUS_TRIAL_CALL_SECONDS", "CHORUS_BASIC_CALLS", "CHORUS_BASIC_CALL_SECONDS", "CHORUS_BASIC_PRICE", "CHORUS_BASIC_PRODUCT_ID",
         "CHORUS_PREMIUM_CALLS", "CHORUS_PREMIUM_CALL_SECONDS", "CHORUS_PREMIUM_PRICE", "CHORUS_PREMIUM_PRODUCT_ID", "CHORUS_ADDON_CALLS",
         "CHORUS_ADDON_DAYS", "CHORUS_ADDON_PRICE", "CHORUS_ADDON_PRODUCT_ID", "CHORUS_ADDON_CALL_SECONDS", "CHORUS_MAX_BODY_BYTES",
@@ -380,25 +414,6 @@ public struct ChorusConfiguration: Sendable {
     public static func load(
         from environment: [String: String], hostname: String? = nil, port: Int? = nil, workingDirectory: URL? = nil
     ) throws -> ChorusConfiguration {
-    /// Whether a development server may listen on an address other than loopback (`CHORUS_DEVELOPMENT_ON_NETWORK`,
-    /// off by default): outside production the emulators under `/sandbox` answer without authentication, with other
-    /// users' phone numbers, call recordings and message text.
-    public var developmentOnNetwork = false
-
-    /// Seconds a client connection may go without a byte read or written before it is closed
-    /// (`CHORUS_IDLE_TIMEOUT_SECONDS`, default 60, between 1 and 3,600).
-    public var idleTimeoutSeconds: Double = 60
-
-    /// Whether the listening address is reachable from this machine only (`localhost`, `127.0.0.0/8`, `::1`).
-    public var listensOnLoopbackOnly: Bool { Self.isLoopback(hostname) }
-
-    public static func isLoopback(_ host: String) -> Bool {
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        if bare.lowercased() == "localhost" || bare == "::1" || bare == "0:0:0:0:0:0:0:1" { return true }
-        let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
-    }
-
         var reader = EnvironmentReader(environment)
         let cwd = workingDirectory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         let env = reader.value("CHORUS_ENVIRONMENT", default: Environment.development) { Environment(rawValue: $0.lowercased()) }
@@ -644,6 +659,12 @@ public struct ChorusConfiguration: Sendable {
                 ringSeconds: reader.value("CHORUS_SANDBOX_RING_SECONDS", default: 1) { Double($0).flatMap { $0 >= 0 && $0 <= 3_600 ? $0 : nil } },
                 talkSeconds: reader.value("CHORUS_SANDBOX_TALK_SECONDS", default: 8) { Double($0).flatMap { $0 >= 0 && $0 <= 86_400 ? $0 : nil } }
             ),
+            sandboxRetention: SandboxRetention(
+                requestLogEntries: reader.value("CHORUS_SANDBOX_REQUEST_LOG_ENTRIES", default: 2_000) { Int($0).flatMap { $0 > 0 ? $0 : nil } },
+                requestLogBytes: reader.value("CHORUS_SANDBOX_REQUEST_LOG_BYTES", default: 4 << 20) { Int($0).flatMap { $0 > 0 ? $0 : nil } },
+                keptCalls: reader.value("CHORUS_SANDBOX_KEPT_CALLS", default: 100) { Int($0).flatMap { $0 > 0 ? $0 : nil } },
+                keptAudioBytes: reader.value("CHORUS_SANDBOX_KEPT_AUDIO_BYTES", default: 32 << 20) { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+            ),
             appStore: appStore,
             plans: plans,
             maxBodySize: reader.value("CHORUS_MAX_BODY_BYTES", default: 64 * 1024) { Int($0).flatMap { $0 > 0 ? $0 : nil } },
@@ -673,6 +694,13 @@ public struct ChorusConfiguration: Sendable {
                 ["true", "1", "yes"].contains($0.lowercased()) ? true : (["false", "0", "no"].contains($0.lowercased()) ? false : nil)
             }
         )
+        configuration.connections = ConnectionLimits.read(from: &reader)
+        configuration.idleTimeoutSeconds = reader.value("CHORUS_IDLE_TIMEOUT_SECONDS", default: 60) {
+            Double($0).flatMap { (1...3_600).contains($0) ? $0 : nil }
+        }
+        configuration.developmentOnNetwork = reader.value("CHORUS_DEVELOPMENT_ON_NETWORK", default: false) {
+            ["true", "1", "yes"].contains($0.lowercased()) ? true : (["false", "0", "no"].contains($0.lowercased()) ? false : nil)
+        }
         configuration.admission = AdmissionLimits.read(from: &reader, production: env == .production)
         if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
         return configuration
@@ -694,13 +722,6 @@ public struct ChorusConfiguration: Sendable {
                         + "CHORUS_ENVIRONMENT=production, or set CHORUS_DEVELOPMENT_ON_NETWORK=true to expose the sandbox anyway."
                 ]
             }
-        configuration.connections = ConnectionLimits.read(from: &reader)
-        configuration.idleTimeoutSeconds = reader.value("CHORUS_IDLE_TIMEOUT_SECONDS", default: 60) {
-            Double($0).flatMap { (1...3_600).contains($0) ? $0 : nil }
-        }
-        configuration.developmentOnNetwork = reader.value("CHORUS_DEVELOPMENT_ON_NETWORK", default: false) {
-            ["true", "1", "yes"].contains($0.lowercased()) ? true : (["false", "0", "no"].contains($0.lowercased()) ? false : nil)
-        }
             return []
         }
         var problems: [String] = []

@@ -1,5 +1,6 @@
 import ChorusAPI
 import ChorusCore
+import ChorusProviders
 import Foundation
 import Vapor
 
@@ -42,7 +43,7 @@ struct TwilioWebhookController: RouteCollection {
     /// The form parameters of a request whose Twilio signature is valid; otherwise 403 and nothing happens.
     func verifiedForm(_ req: Request) throws -> [String: String] {
         let raw = req.body.data.map { String(decoding: $0.readableBytesView, as: UTF8.self) } ?? ""
-        let pairs = FormURLEncoding.pairs(raw)
+        let pairs = TwilioFormEncoding.decode(raw)
         var url = services.publicURL(req.url.path).absoluteString
         if let query = req.url.query, !query.isEmpty { url += "?" + query }
         guard services.twilioSignatures.isValid(signature: req.headers.first(name: "X-Twilio-Signature"), url: url, parameters: pairs) else {
@@ -50,18 +51,5 @@ struct TwilioWebhookController: RouteCollection {
             throw APIError.detail(.forbidden, "Invalid Twilio signature")
         }
         return Dictionary(pairs, uniquingKeysWith: { first, _ in first })
-    }
-}
-
-/// `application/x-www-form-urlencoded` parsing that keeps every pair in order (`+` is a space).
-enum FormURLEncoding {
-    static func pairs(_ body: String) -> [(String, String)] {
-        body.split(separator: "&", omittingEmptySubsequences: true).map { part in
-            let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ text: Substring) -> String {
-                String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
-            }
-            return (decode(pieces[0]), pieces.count > 1 ? decode(pieces[1]) : "")
-        }
     }
 }

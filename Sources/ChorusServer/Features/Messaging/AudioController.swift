@@ -25,7 +25,8 @@ struct AudioController: RouteCollection {
 
     func boot(routes: any RoutesBuilder) throws {
         let authenticated = routes.grouped(UserAuthenticator(services: services))
-        authenticated.on(.POST, "audio", body: .stream, use: upload)
+        authenticated.on(.POST, "audio", body: .stream, use: upload).userInfo[DeclaredBodyLimitMiddleware.limitKey] =
+            services.configuration.voiceMessages.maxUploadBytes
         routes.get("audio", ":audio_id", use: download)
         authenticated.post("transcriptions", use: transcribe)
     }
@@ -235,34 +236,6 @@ struct AudioController: RouteCollection {
         let milliseconds = Double(provider.components.seconds) * 1_000 + Double(provider.components.attoseconds) / 1e15
         response.headers.replaceOrAdd(name: "Server-Timing", value: String(format: "provider;dur=%.1f", milliseconds))
         return response
-    }
-}
-
-/// One `Range` header against a blob of known size.
-enum ByteRange: Equatable {
-    case none
-    case unsatisfiable
-    case range(Range<Int64>)
-
-    /// Parses `bytes=a-b`, `bytes=a-` and `bytes=-n`; anything else (other units, several ranges) is `.none` (serve
-    /// the whole blob).
-    static func parse(_ header: String, size: Int64) -> ByteRange {
-        let trimmed = header.trimmingCharacters(in: .whitespaces)
-        guard trimmed.lowercased().hasPrefix("bytes="), !trimmed.contains(",") else { return .none }
-        let spec = trimmed.dropFirst("bytes=".count)
-        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return .none }
-        let first = parts[0].trimmingCharacters(in: .whitespaces)
-        let last = parts[1].trimmingCharacters(in: .whitespaces)
-        if first.isEmpty {
-            guard let suffix = Int64(last), suffix > 0 else { return .unsatisfiable }
-            return size == 0 ? .unsatisfiable : .range(max(0, size - suffix)..<size)
-        }
-        guard let start = Int64(first), start >= 0 else { return .none }
-        guard start < size else { return .unsatisfiable }
-        if last.isEmpty { return .range(start..<size) }
-        guard let end = Int64(last), end >= start else { return .none }
-        return .range(start..<min(end + 1, size))
     }
 }
 
