@@ -58,7 +58,8 @@ extension SandboxTwilio {
         /// Record every message received from the application in the sandbox request log (when a recorder is attached).
         /// A load benchmark turns this off.
         public var recordsMessages: Bool
-        /// Keep every μ-law byte the application's audio played, per call (``SandboxTwilio/playedAudio(sid:)``).
+        /// Keep the μ-law bytes the application's audio played, per call (``SandboxTwilio/playedAudio(sid:)``), at most
+        /// ``maximumRecordingSeconds`` of them.
         public var keepsPlayedAudio: Bool
         /// Let the callee speak with `espeak-ng` when it is installed (otherwise, or when `false`, a synthetic
         /// voice-like signal).
@@ -69,7 +70,7 @@ extension SandboxTwilio {
         /// ``maximumRecordingSeconds`` — for ``SandboxTwilio/recording(sid:)`` and `GET /calls/{call_sid}/recording.wav`.
         public var recordsCalls: Bool
 
-        /// The longest recording kept per call.
+        /// The longest recording (and played audio) kept per call.
         public static let maximumRecordingSeconds = 600
 
         /// Creates options; the defaults record messages and calls, keep played audio, prefer espeak-ng and add low
@@ -737,7 +738,10 @@ final class MediaStreamSession: Sendable {
             case .audio(let bytes):
                 guard remaining > 0 else { return }
                 let take = min(remaining, bytes.count - state.headOffset)
-                if options.keepsPlayedAudio { state.played.append(contentsOf: bytes[state.headOffset..<state.headOffset + take]) }
+                if options.keepsPlayedAudio {
+                    let room = SandboxTwilio.MediaStreamOptions.maximumRecordingSeconds * MuLaw.sampleRate - state.played.count
+                    state.played.append(contentsOf: bytes[state.headOffset..<state.headOffset + min(take, max(0, room))])
+                }
                 if options.recordsCalls { state.tickPlayed.append(contentsOf: bytes[state.headOffset..<state.headOffset + take]) }
                 state.headOffset += take
                 state.queuedBytes -= take
@@ -779,5 +783,10 @@ final class MediaStreamSession: Sendable {
     /// The call's recording so far: both sides mixed, 8 kHz μ-law (empty unless `recordsCalls`).
     func recording() -> [UInt8] {
         state.withLockedValue { $0.recording }
+    }
+
+    /// The bytes of audio the session keeps (its recording and played audio).
+    func keptAudioBytes() -> Int {
+        state.withLockedValue { $0.recording.count + $0.played.count }
     }
 }

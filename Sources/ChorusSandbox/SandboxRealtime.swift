@@ -169,7 +169,7 @@ public final class SandboxRealtime: Sendable {
     private let behaviorBox: NIOLockedValueBox<Behavior>
     private let recorderBox: NIOLockedValueBox<SandboxRecorder?>
     private let calleeLinesBox = NIOLockedValueBox<SandboxCalleeLines?>(nil)
-    private let state = NIOLockedValueBox(State())
+    let state = NIOLockedValueBox(State())
     let speechCache = RealtimeSpeechCache()
 
     struct State {
@@ -177,8 +177,11 @@ public final class SandboxRealtime: Sendable {
         var logs: [RealtimeSessionLog] = []
     }
 
-    /// The most session records kept; the oldest closed ones are dropped first.
-    public static let sessionCapacity = 2_000
+    /// The default ``keptSessions``.
+    public static let defaultKeptSessions = 100
+    /// The most records of closed sessions kept (``sessions()``); the oldest are dropped first. Open sessions are
+    /// always listed.
+    public let keptSessions: Int
 
     /// Creates an emulator.
     ///
@@ -187,13 +190,16 @@ public final class SandboxRealtime: Sendable {
     ///   - recorder: Where received messages are recorded (``SandboxServices`` attaches its recorder otherwise).
     ///   - recordsMessages: `false` skips recording (benchmarks push 50 appends per second per session through it).
     ///   - behavior: The initial behavior (also what ``resetBehavior()`` restores).
+    ///   - keptSessions: The most records of closed sessions kept (at least 1).
     public init(
         apiKey: String? = nil,
         recorder: SandboxRecorder? = nil,
         recordsMessages: Bool = true,
         behavior: Behavior = Behavior(),
+        keptSessions: Int = defaultKeptSessions,
         logger: Logger = Logger(label: "chorus.sandbox.realtime")
     ) {
+        self.keptSessions = max(1, keptSessions)
         self.apiKey = apiKey.flatMap { $0.isEmpty ? nil : $0 }
         self.recordsMessages = recordsMessages
         self.initialBehavior = behavior
@@ -369,23 +375,30 @@ public final class SandboxRealtime: Sendable {
             id: id, model: model, socket: socket, behavior: behavior, log: log, recorder: recorder, cache: speechCache,
             calleeLines: calleeLinesBox.withLockedValue { $0 }, logger: logger,
             onClose: { [weak self] id in
-                self?.state.withLockedValue { _ = $0.open.removeValue(forKey: id) }
+                guard let self else { return }
+                self.state.withLockedValue { state in
+                    _ = state.open.removeValue(forKey: id)
+                    self.forgetOldSessions(&state)
+                }
             }
         )
         state.withLockedValue { state in
             state.open[id] = connection
             state.logs.append(log)
-            if state.logs.count > Self.sessionCapacity {
-                let open = state.open
-                var excess = state.logs.count - Self.sessionCapacity
-                state.logs.removeAll { log in
-                    guard excess > 0, open[log.id] == nil else { return false }
-                    excess -= 1
-                    return true
-                }
-            }
         }
         connection.start()
+    }
+
+    /// Drops the oldest records of closed sessions beyond ``keptSessions``.
+    private func forgetOldSessions(_ state: inout State) {
+        var excess = state.logs.count - state.open.count - keptSessions
+        guard excess > 0 else { return }
+        let open = state.open
+        state.logs.removeAll { log in
+            guard excess > 0, open[log.id] == nil else { return false }
+            excess -= 1
+            return true
+        }
     }
 
     // MARK: - Helpers

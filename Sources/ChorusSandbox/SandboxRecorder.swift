@@ -1,6 +1,7 @@
 import ChorusProviders
 import Foundation
 import NIOConcurrencyHelpers
+import NIOCore
 import Vapor
 
 /// Records every request the sandbox emulators receive, with credentials redacted.
@@ -10,6 +11,9 @@ import Vapor
 /// listed at `GET /requests` and cleared with `DELETE /requests`. The `Authorization` header is never
 /// stored, and every configured secret (such as the Twilio auth token) is replaced by `[REDACTED]`
 /// wherever it appears in the path, query or body.
+///
+/// The log is bounded: at most ``capacity`` entries and ``maximumBytes`` bytes of recorded text (each entry counts
+/// its path, query, headers and body, plus ``entryOverheadBytes``); the oldest entries are dropped first.
 public final class SandboxRecorder: AsyncMiddleware, Sendable {
     /// One received request.
     public struct Entry: Sendable, Codable, Equatable {
@@ -48,25 +52,67 @@ public final class SandboxRecorder: AsyncMiddleware, Sendable {
         }
     }
 
+    /// The default ``capacity``.
+    public static let defaultCapacity = 2_000
+    /// The default ``maximumBytes`` (4 MiB).
+    public static let defaultMaximumBytes = 4 << 20
+    /// What an entry counts beyond its text (its fixed fields and bookkeeping).
+    public static let entryOverheadBytes = 256
+
     /// The most requests kept; older ones are dropped first.
     public let capacity: Int
+    /// The most bytes of recorded text kept (see ``entryOverheadBytes``); older requests are dropped first.
+    public let maximumBytes: Int
     private let secrets: [String]
-    private let log = NIOLockedValueBox<(nextID: Int, entries: [Entry])>((1, []))
 
-    /// Creates a recorder that redacts `secrets` and keeps at most `capacity` requests.
-    public init(redacting secrets: [String] = [], capacity: Int = 10_000) {
+    private struct Log {
+        var nextID = 1
+        var entries = CircularBuffer<Entry>()
+        var bytes = 0
+
+        mutating func append(_ entry: Entry, capacity: Int, maximumBytes: Int) {
+            entries.append(entry)
+            bytes += SandboxRecorder.size(of: entry)
+            nextID += 1
+            while entries.count > capacity || (bytes > maximumBytes && entries.count > 1) {
+                bytes -= SandboxRecorder.size(of: entries.removeFirst())
+            }
+        }
+    }
+
+    private let log = NIOLockedValueBox(Log())
+
+    /// Creates a recorder that redacts `secrets` and keeps at most `capacity` requests and `maximumBytes` bytes of them.
+    public init(redacting secrets: [String] = [], capacity: Int = defaultCapacity, maximumBytes: Int = defaultMaximumBytes) {
         self.secrets = secrets.filter { !$0.isEmpty }
         self.capacity = max(1, capacity)
+        self.maximumBytes = max(1, maximumBytes)
     }
 
     /// Every recorded request, oldest first.
     public func requests() -> [Entry] {
-        log.withLockedValue { $0.entries }
+        log.withLockedValue { Array($0.entries) }
+    }
+
+    /// The number of requests kept and the bytes they count.
+    public var usage: (entries: Int, bytes: Int) {
+        log.withLockedValue { ($0.entries.count, $0.bytes) }
     }
 
     /// Forgets every recorded request.
     public func reset() {
-        log.withLockedValue { $0.entries.removeAll() }
+        log.withLockedValue { log in
+            log.entries.removeAll()
+            log.bytes = 0
+        }
+    }
+
+    /// What an entry counts against ``maximumBytes``.
+    static func size(of entry: Entry) -> Int {
+        var bytes = entryOverheadBytes + entry.method.utf8.count + entry.path.utf8.count + (entry.query?.utf8.count ?? 0)
+        bytes += (entry.contentType?.utf8.count ?? 0) + (entry.body?.utf8.count ?? 0)
+        for (name, value) in entry.headers { bytes += name.utf8.count + value.utf8.count }
+        return bytes
     }
 
     /// Records the request once the emulator has answered it.
@@ -100,15 +146,14 @@ public final class SandboxRecorder: AsyncMiddleware, Sendable {
         let receivedAt = Date()
         let body = redact(String(text.prefix(65_536)))
         log.withLockedValue { log in
-            log.entries.append(
+            log.append(
                 Entry(
                     id: log.nextID, method: "WS", path: path, query: nil, receivedAt: receivedAt,
                     headers: ["x-sandbox-connection": connection], contentType: "application/json", body: body, responseStatus: 101,
                     durationMs: nil
-                )
+                ),
+                capacity: capacity, maximumBytes: maximumBytes
             )
-            log.nextID += 1
-            if log.entries.count > capacity { log.entries.removeFirst(log.entries.count - capacity) }
         }
     }
 
@@ -124,15 +169,14 @@ public final class SandboxRecorder: AsyncMiddleware, Sendable {
         let query = request.url.query.map(redact)
         let contentType = request.headers.first(name: .contentType)
         log.withLockedValue { log in
-            log.entries.append(
+            log.append(
                 Entry(
                     id: log.nextID, method: request.method.rawValue, path: path, query: query, receivedAt: receivedAt,
                     headers: headers, contentType: contentType, body: body, responseStatus: status,
                     durationMs: (Date().timeIntervalSince(receivedAt) * 1_000_000).rounded() / 1_000
-                )
+                ),
+                capacity: capacity, maximumBytes: maximumBytes
             )
-            log.nextID += 1
-            if log.entries.count > capacity { log.entries.removeFirst(log.entries.count - capacity) }
         }
     }
 

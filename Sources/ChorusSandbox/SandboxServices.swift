@@ -26,6 +26,10 @@ import Vapor
 /// Every emulator request passes through the recorder; the recorder's own listing does not. Every message a Realtime
 /// session receives is recorded too (as `WS /openai/v1/realtime`), unless the emulator was created with
 /// `recordsMessages: false`.
+///
+/// Everything kept for inspection is bounded, so a long-running sandbox holds its memory flat: the request log
+/// (``SandboxRecorder/capacity``, ``SandboxRecorder/maximumBytes``), the ended calls with their recordings
+/// (``SandboxTwilio/Retention``) and the records of closed Realtime sessions (``SandboxRealtime/keptSessions``).
 public struct SandboxServices: Sendable {
     /// The Twilio Calls API emulator.
     public let twilio: SandboxTwilio
@@ -41,11 +45,12 @@ public struct SandboxServices: Sendable {
     public let recorder: SandboxRecorder
 
     /// Creates the services; by default the recorder redacts the Twilio auth token, the Realtime and OpenAI API keys
-    /// and the App Store shared secrets, and the OpenAI emulators accept any key. The recorder is attached to the
-    /// Realtime emulator unless it has its own.
+    /// and the App Store shared secrets, keeps at most `requestLogEntries` requests and `requestLogBytes` bytes of them,
+    /// and the OpenAI emulators accept any key. The recorder is attached to the Realtime emulator unless it has its own.
     public init(
         twilio: SandboxTwilio, appStore: SandboxAppStore, realtime: SandboxRealtime = SandboxRealtime(),
-        openAI: SandboxOpenAI = SandboxOpenAI(), elevenLabs: SandboxElevenLabs = SandboxElevenLabs(), recorder: SandboxRecorder? = nil
+        openAI: SandboxOpenAI = SandboxOpenAI(), elevenLabs: SandboxElevenLabs = SandboxElevenLabs(), recorder: SandboxRecorder? = nil,
+        requestLogEntries: Int = SandboxRecorder.defaultCapacity, requestLogBytes: Int = SandboxRecorder.defaultMaximumBytes
     ) {
         self.twilio = twilio
         self.appStore = appStore
@@ -53,7 +58,11 @@ public struct SandboxServices: Sendable {
         self.openAI = openAI
         self.elevenLabs = elevenLabs
         let keys = [realtime.apiKey, openAI.apiKey, elevenLabs.apiKey].compactMap { $0 }
-        let recorder = recorder ?? SandboxRecorder(redacting: [twilio.authToken] + keys + appStore.receipts.redactedSecrets)
+        let recorder =
+            recorder
+            ?? SandboxRecorder(
+                redacting: [twilio.authToken] + keys + appStore.receipts.redactedSecrets, capacity: requestLogEntries,
+                maximumBytes: requestLogBytes)
         realtime.attach(recorder: recorder)
         twilio.attach(recorder: recorder)
         // The Realtime emulator hears what the Twilio emulator's callees say, and transcribes it as their lines.

@@ -59,12 +59,36 @@ public final class SandboxTwilio: Sendable {
         }
     }
 
+    /// How much of the calls that are over the emulator keeps for inspection (``calls()``, ``recording(sid:)``, ...).
+    /// Calls in progress are always kept; once more ended calls than ``endedCalls`` are kept, or their audio
+    /// (recordings and played audio) exceeds ``audioBytes``, the oldest ended calls are forgotten entirely (the most
+    /// recent one is always kept).
+    public struct Retention: Sendable, Equatable {
+        /// The default ``endedCalls``.
+        public static let defaultEndedCalls = 100
+        /// The default ``audioBytes`` (32 MiB, about 35 minutes of a call's recording and played audio).
+        public static let defaultAudioBytes = 32 << 20
+
+        /// Ended calls kept at most.
+        public var endedCalls: Int
+        /// Bytes of audio (recordings and played audio) of ended calls kept at most.
+        public var audioBytes: Int
+
+        /// Creates a retention; values below 1 count as 1.
+        public init(endedCalls: Int = defaultEndedCalls, audioBytes: Int = defaultAudioBytes) {
+            self.endedCalls = max(1, endedCalls)
+            self.audioBytes = max(1, audioBytes)
+        }
+    }
+
     /// The account SID the emulator accepts.
     public let accountSID: String
     /// The pace of simulated calls.
     public let timing: Timing
     /// How Media Streams are run.
     public let mediaStreams: MediaStreamOptions
+    /// How much of the ended calls is kept.
+    public let retention: Retention
     let authToken: String
     let httpClient: HTTPClient
     private let defaultBehavior: CalleeBehavior
@@ -81,6 +105,7 @@ public final class SandboxTwilio: Sendable {
     ///   - defaultBehavior: How callees without an override behave.
     ///   - mediaStreams: How Media Streams are run (message recording, kept audio, callee voice).
     ///   - recorder: Where messages received on Media Streams are recorded (see also ``attach(recorder:)``).
+    ///   - retention: How many ended calls (and how much of their audio) are kept for inspection.
     public init(
         accountSID: String,
         authToken: String,
@@ -89,7 +114,8 @@ public final class SandboxTwilio: Sendable {
         defaultBehavior: CalleeBehavior = .answer,
         logger: Logger = Logger(label: "chorus.sandbox.twilio"),
         mediaStreams: MediaStreamOptions = MediaStreamOptions(),
-        recorder: SandboxRecorder? = nil
+        recorder: SandboxRecorder? = nil,
+        retention: Retention = Retention()
     ) {
         self.accountSID = accountSID
         self.authToken = authToken
@@ -99,6 +125,7 @@ public final class SandboxTwilio: Sendable {
         self.validator = TwilioRequestValidator(authToken: authToken)
         self.logger = logger
         self.mediaStreams = mediaStreams
+        self.retention = retention
         self.recorder = NIOLockedValueBox(recorder)
     }
 
@@ -509,13 +536,27 @@ public final class SandboxTwilio: Sendable {
         }
     }
 
-    /// Marks the call's task as finished and wakes those waiting for the call to end.
+    /// Marks the call's task as finished, wakes those waiting for the call to end, and forgets the oldest ended calls
+    /// beyond the ``retention``.
     private func lifecycleFinished(_ sid: String) {
+        let audioBytes = state.withLockedValue { $0.calls[sid]?.stream }?.keptAudioBytes() ?? 0
         let (waiters, record) = state.withLockedValue { state -> ([CheckedContinuation<SandboxCallRecord?, Never>], SandboxCallRecord?) in
+            let waiters = state.waiters.removeValue(forKey: sid).map { Array($0.values) } ?? []
+            guard state.calls[sid] != nil else { return (waiters, nil) }
             state.calls[sid]?.finished = true
             state.calls[sid]?.lifecycle = nil
-            let waiters = state.waiters.removeValue(forKey: sid).map { Array($0.values) } ?? []
-            return (waiters, state.calls[sid]?.record)
+            let record = state.calls[sid]?.record
+            state.ended.append((sid, audioBytes))
+            state.endedAudioBytes += audioBytes
+            var forgotten: Set<String> = []
+            while state.ended.count > retention.endedCalls || (state.endedAudioBytes > retention.audioBytes && state.ended.count > 1) {
+                let oldest = state.ended.removeFirst()
+                state.endedAudioBytes -= oldest.audioBytes
+                state.calls[oldest.sid] = nil
+                forgotten.insert(oldest.sid)
+            }
+            if !forgotten.isEmpty { state.order.removeAll { forgotten.contains($0) } }
+            return (waiters, record)
         }
         waiters.forEach { $0.resume(returning: record) }
     }
@@ -643,6 +684,9 @@ extension SandboxTwilio {
         var callees: [String: CalleeOverride] = [:]
         var waiters: [String: [UUID: CheckedContinuation<SandboxCallRecord?, Never>]] = [:]
         var cancelledWaiters: Set<UUID> = []
+        /// Ended calls (their task finished), oldest first, with the bytes of audio each keeps.
+        var ended = CircularBuffer<(sid: String, audioBytes: Int)>()
+        var endedAudioBytes = 0
     }
 
     struct CalleeOverride {
