@@ -31,6 +31,13 @@ struct SystemTests {
             #expect(wrongMethod.status == 405)
             #expect(wrongMethod.headers.first(name: "Allow") == "GET")
             #expect(wrongMethod.detail == "Method Not Allowed")
+            // A literal path segment wins over a parameter, as in the contract: /stories/voices is GET only, even though
+            // DELETE /stories/{story_id} exists (found by the contract test, scripts/contract-test).
+            for (path, allowed) in [("/stories/voices", "GET"), ("/messages/search", "GET"), ("/stories/custom-events/assist", "POST")] {
+                let options = try await server.request(.OPTIONS, path)
+                #expect(options.status == 405, "\(path)")
+                #expect(options.headers.first(name: "Allow") == allowed, "\(path)")
+            }
 
             let token = try await server.register().accessToken
             let huge = Data(#"{"phone_number":"+14155550100","scenario":""#.utf8) + Data(repeating: 0x61, count: 200_000) + Data(#""}"#.utf8)

@@ -81,18 +81,26 @@ struct ChorusErrorMiddleware: AsyncMiddleware {
     }
 }
 
-/// The methods registered for the request's path (parameters match any segment).
+/// The methods registered for the request's path (parameters match any segment), as the contract matches paths: a
+/// literal segment wins over a parameter, so `/stories/voices` allows what `/stories/voices` has, not what
+/// `/stories/{story_id}` has.
 private func allowedMethods(for request: Request) -> [String] {
     let segments = request.url.path.split(separator: "/", omittingEmptySubsequences: true)
-    var methods = Set<String>()
-    for route in request.application.routes.all where route.path.count == segments.count {
-        let matches = zip(route.path, segments).allSatisfy { component, segment in
-            if case .constant(let text) = component { return text == segment }
-            return true
-        }
-        if matches { methods.insert(route.method.rawValue) }
+    var candidates = request.application.routes.all.filter { route in
+        route.path.count == segments.count
+            && zip(route.path, segments).allSatisfy { component, segment in
+                if case .constant(let text) = component { return text == segment }
+                return true
+            }
     }
-    return methods.sorted()
+    for index in segments.indices {
+        let literal = candidates.filter { route in
+            if case .constant = route.path[index] { return true }
+            return false
+        }
+        if !literal.isEmpty { candidates = literal }
+    }
+    return Set(candidates.map(\.method.rawValue)).sorted()
 }
 
 private struct AnyEncodable: Encodable {
