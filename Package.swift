@@ -128,7 +128,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(name: "chorus-fuzz", dependencies: ["ChorusFuzz"], swiftSettings: swiftSettings),
+        .target(name: "CChorusFuzzDriver"),
+        .executableTarget(name: "chorus-fuzz", dependencies: ["ChorusFuzz", "CChorusFuzzDriver"], swiftSettings: swiftSettings),
         // The client SDK: ChorusAPI + Foundation only.
         .target(name: "ChorusKit", dependencies: ["ChorusAPI"], swiftSettings: swiftSettings),
 

@@ -2,8 +2,11 @@ import ChorusFuzz
 import Foundation
 
 #if CHORUS_FUZZ
-// Built by scripts/fuzz with `-sanitize=fuzzer`: libFuzzer supplies `main` and calls this for every input of the
-// target named by CHORUS_FUZZ_TARGET.
+import CChorusFuzzDriver
+
+// Built by scripts/fuzz with `-sanitize=fuzzer`: SwiftPM links an executable with its entry point named after the
+// module (`chorus_fuzz_main`), which hands over to libFuzzer's driver; libFuzzer calls `fuzzOneInput` for every input
+// of the target named by CHORUS_FUZZ_TARGET.
 private let target: FuzzTarget = {
     let name = ProcessInfo.processInfo.environment["CHORUS_FUZZ_TARGET"] ?? ""
     guard let target = FuzzTarget(rawValue: name) else {
@@ -14,11 +17,19 @@ private let target: FuzzTarget = {
     return target
 }()
 
+/// libFuzzer's callback, for every input.
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? []
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
     target.run(bytes)
     return 0
+}
+
+@_cdecl("chorus_fuzz_main")
+public func chorusFuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var count = argc
+    var arguments = argv
+    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in fuzzOneInput(data, size) }
 }
 #else
 /// Without libFuzzer: `chorus-fuzz <target> <file or directory>...` runs the target once on each input (to replay a
