@@ -137,6 +137,19 @@ extension ChorusStore {
         }
     }
 
+    /// Releases (fails, gives the charge back) the user's calls created before `createdBefore` that never got a sid:
+    /// no request runs that long, so the one that charged them died before reaching the provider. Returns how many.
+    func releaseAbandonedCalls(userID: String, createdBefore: Date, now: Date) async throws -> Int {
+        let abandoned = try await sql.raw(
+            """
+            SELECT id FROM calls WHERE user_id = \(bind: userID) AND call_sid IS NULL AND status_rank < 4
+              AND created_at < \(bind: createdBefore.epochMillis)
+            """
+        ).all().map { try $0.int("id") }
+        for id in abandoned { try await releaseCall(id: id, now: now) }
+        return abandoned.count
+    }
+
     /// Applies a provider status report: statuses only move forward, so duplicates and late reports change nothing.
     /// An unanswered end refunds the charge in the same transaction.
     func applyCallStatus(
@@ -161,30 +174,43 @@ extension ChorusStore {
                 status == .completed
                 ? "CASE WHEN bridge_reason IS NOT NULL THEN bridge_reason ELSE \(bind: reason?.rawValue) END"
                 : "\(bind: reason?.rawValue)"
-            let refund = status.isUnanswered && current.chargeState == .charged
-            let newCharge = refund ? ChargeState.refunded : current.chargeState
             let answered: SQLQueryString = status == .inProgress ? "answered_at = COALESCE(answered_at, \(bind: now.epochMillis))," : ""
             let ended: SQLQueryString = status.isTerminal ? "ended_at = \(bind: now.epochMillis)," : ""
+            // The charge is not written from what was read above: a console refund may commit in between (PostgreSQL's
+            // READ COMMITTED), and writing the state read back would refund twice or undo the refund.
             let updated = try await tx.sql.raw(
                 """
                 UPDATE calls SET status = \(bind: status.rawValue), status_rank = \(bind: Int64(status.rank)), \(answered) \(ended)
                   call_sid = \(bind: callSid), duration_seconds = \(bind: duration.map(Int64.init)),
-                  ended_reason = \(reasonSQL), charge_state = \(bind: newCharge.rawValue), updated_at = \(bind: now.epochMillis)
+                  ended_reason = \(reasonSQL), updated_at = \(bind: now.epochMillis)
                 WHERE id = \(bind: Int64(current.id)) AND status_rank < \(bind: Int64(status.rank))
-                RETURNING id
+                RETURNING charge_state
                 """
             ).first()
-            guard updated != nil else { return CallStatusUpdate(applied: false, refunded: false, call: current) }
-            if refund, let key = current.bucketKey {
-                try await tx.returnCall(toBucket: key, userID: current.userID)
-            }
+            guard let updated else { return CallStatusUpdate(applied: false, refunded: false, call: current) }
             var call = current
+            call.chargeState = ChargeState(rawValue: try updated.string("charge_state")) ?? current.chargeState
+            // An unanswered end gives the charge back with a compare-and-set of its own: of this and any concurrent
+            // refund, exactly one moves `charged → refunded` and returns the call to its bucket.
+            var refunded = false
+            if status.isUnanswered,
+                let row = try await tx.sql.raw(
+                    """
+                    UPDATE calls SET charge_state = \(bind: ChargeState.refunded.rawValue)
+                    WHERE id = \(bind: Int64(current.id)) AND charge_state = \(bind: ChargeState.charged.rawValue)
+                    RETURNING user_id, bucket_key
+                    """
+                ).first()
+            {
+                refunded = true
+                call.chargeState = .refunded
+                if let key = try row.optionalString("bucket_key") { try await tx.returnCall(toBucket: key, userID: try row.string("user_id")) }
+            }
             call.status = status
             call.callSid = callSid
             call.durationSeconds = duration
             call.endedReason = reason?.rawValue
-            call.chargeState = newCharge
-            return CallStatusUpdate(applied: true, refunded: refund, call: call)
+            return CallStatusUpdate(applied: true, refunded: refunded, call: call)
         }
     }
 

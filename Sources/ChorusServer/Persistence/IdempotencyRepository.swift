@@ -5,6 +5,9 @@ import SQLKit
 enum IdempotencyClaim: Sendable, Equatable {
     /// First use: the caller does the work, then calls `completeIdempotencyKey` or `releaseIdempotencyKey`.
     case claimed
+    /// The request that claimed the key stayed pending longer than any request can run (its process died): this
+    /// request took the claim over and does the work, like ``claimed``.
+    case reclaimed
     /// A request with this key is still running.
     case inProgress
     /// The key was used for a different request.
@@ -14,8 +17,11 @@ enum IdempotencyClaim: Sendable, Equatable {
 }
 
 extension ChorusStore {
-    /// Claims `key` for `userID` (a single insert; the primary key makes it atomic). Keys older than `ttl` are forgotten.
-    func claimIdempotencyKey(userID: String, key: String, fingerprint: String, now: Date, ttl: TimeInterval) async throws -> IdempotencyClaim {
+    /// Claims `key` for `userID` (a single insert; the primary key makes it atomic). Keys older than `ttl` are forgotten;
+    /// a key still pending after `lapse` is taken over by one request with the same fingerprint (a compare-and-set).
+    func claimIdempotencyKey(
+        userID: String, key: String, fingerprint: String, now: Date, ttl: TimeInterval, lapse: TimeInterval
+    ) async throws -> IdempotencyClaim {
         try await sql.raw(
             """
             DELETE FROM idempotency_keys WHERE user_id = \(bind: userID) AND key = \(bind: key)
@@ -30,6 +36,15 @@ extension ChorusStore {
             """
         ).first()
         if inserted != nil { return .claimed }
+        let reclaimed = try await sql.raw(
+            """
+            UPDATE idempotency_keys SET created_at = \(bind: now.epochMillis)
+            WHERE user_id = \(bind: userID) AND key = \(bind: key) AND fingerprint = \(bind: fingerprint) AND state = 'pending'
+              AND created_at < \(bind: now.addingTimeInterval(-lapse).epochMillis)
+            RETURNING key
+            """
+        ).first()
+        if reclaimed != nil { return .reclaimed }
         guard let row = try await sql.raw("SELECT * FROM idempotency_keys WHERE user_id = \(bind: userID) AND key = \(bind: key)").first()
         else { return .inProgress }  // released between the two statements; the client may retry
         guard try row.string("fingerprint") == fingerprint else { return .mismatch }

@@ -77,6 +77,7 @@ struct AuthController: RouteCollection {
             let access = try await services.tokens.accessToken(userID: userID, familyID: familyID, now: now)
             return try Self.tokenResponse(access: access, refresh: token, lifetime: services.tokens.accessTokenLifetime)
         case .reused:
+            services.sessions.forgetAll()  // the session's access tokens stop working now, not when they expire
             req.logger.warning("refresh token reuse detected; session revoked")
             throw APIError.detail(.unauthorized, "Refresh token has already been used; please sign in again")
         case .invalid:
@@ -94,6 +95,7 @@ struct AuthController: RouteCollection {
         } else {
             try await req.store.revokeFamily(user.sessionID, now: now)
         }
+        services.sessions.forgetAll()  // the session's access tokens stop working now, not when they expire
         return try req.json(ErrorResponse(detail: "Logged out successfully"))
     }
 

@@ -21,15 +21,23 @@ extension Request {
     }
 }
 
-/// Requires `Authorization: Bearer <access token>` and applies the per-user rate limit.
+/// Requires `Authorization: Bearer <access token>` of a session that still holds (``SessionCheck``) and applies the
+/// per-user rate limit.
 struct UserAuthenticator: AsyncMiddleware {
     let services: ChorusServices
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let user = try await authenticate(request)
         // Provider calls made for this request are metered to this user and request id.
-        return try await MeteringContext.$current.withValue(MeteringContext(userID: user.id, requestID: request.requestID)) {
-            try await next.respond(to: request)
+        do {
+            return try await MeteringContext.$current.withValue(MeteringContext(userID: user.id, requestID: request.requestID)) {
+                try await next.respond(to: request)
+            }
+        } catch let error where !(error is APIError) {
+            // The account was deleted while the request ran (or since its session was last checked): its writes fail
+            // on the missing user row. That is a token that no longer holds, not a server error.
+            if let exists = try? await request.store.userExists(id: user.id), !exists { throw APIError.invalidCredentials }
+            throw error
         }
     }
 
@@ -50,6 +58,9 @@ struct UserAuthenticator: AsyncMiddleware {
         }
         guard let claims = await services.tokens.verifyAccessToken(token) else { throw APIError.invalidCredentials }
         let user = AuthenticatedUser(id: claims.sub.value, sessionID: claims.sid)
+        guard try await services.sessions.isActive(sessionID: user.sessionID, userID: user.id, store: request.store) else {
+            throw APIError.invalidCredentials
+        }
         request.storage[AuthenticatedUserKey.self] = user
         request.logger[metadataKey: "user_id"] = .string(user.id)
         if let limit = services.configuration.rateLimits.user {

@@ -20,6 +20,9 @@ struct ResolvedScenario: Sendable, Equatable {
 struct CallPlacement: Sendable {
     /// How long the callee's phone rings before the call counts as unanswered (Twilio's `Timeout`).
     static let ringTimeoutSeconds = 30
+    /// The longest a request waits for its dial slot; beyond it the call is released and the request answered 503
+    /// (so no request runs longer than ``IdempotentResponder/pendingLapse``).
+    static let maximumDialWait: TimeInterval = 120
 
     let services: ChorusServices
     let store: ChorusStore
@@ -109,6 +112,7 @@ struct CallPlacement: Sendable {
             placed = try await services.telephony.placeCall(request)
         } catch {
             try await store.releaseCall(id: call.id, now: services.now())
+            if let error = error as? APIError { throw error }  // the dial queue is too long
             logger.error(
                 "telephony refused the call; charge released",
                 metadata: [
@@ -141,6 +145,10 @@ struct CallPlacement: Sendable {
     private func waitForDialSlot() async throws {
         let slot = try await store.reserveDialSlot(interval: 1 / services.configuration.callBridge.callsPerSecond, now: Date())
         let wait = slot.timeIntervalSinceNow
+        if wait > Self.maximumDialWait {
+            throw APIError.unavailable(
+                retryAfter: Int(min(wait, 3_600).rounded(.up)), detail: "Too many calls are being placed right now; please retry later")
+        }
         if wait > 0.001 {
             logger.debug("call queued for the dial rate", metadata: ["wait_ms": .stringConvertible(Int(wait * 1000))])
             try await Task.sleep(for: .milliseconds(Int(wait * 1000)))
@@ -166,7 +174,9 @@ struct CallPlacement: Sendable {
 enum CustomScenarioRules {
     static let maximumPerUser = 20
     static let nameLength = 1...60
+    static let nameBytes = 240
     static let personaLength = 20...2_000
+    static let personaBytes = 8_000
 
     /// The 402 answered to users without a plan.
     static func subscriptionRequired(_ policy: CallPermissionPolicy, now: Date) -> PaymentRequiredResponse {

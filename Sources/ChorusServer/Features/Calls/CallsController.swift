@@ -212,11 +212,15 @@ struct CallsController: RouteCollection {
     func createCustomScenario(_ req: Request) async throws -> Response {
         let user = try req.user
         let body = try req.decodeJSON(CreateCustomScenarioRequest.self)
-        let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
+        let normalizedName = UserText.name(body.name, characters: CustomScenarioRules.nameLength, bytes: CustomScenarioRules.nameBytes)
+        let name = normalizedName ?? ""
         let persona = body.persona.trimmingCharacters(in: .whitespacesAndNewlines)
         var validator = FieldValidator()
-        validator.check(CustomScenarioRules.nameLength.contains(name.count), "name", "Must be 1 to 60 characters")
-        validator.check(CustomScenarioRules.personaLength.contains(persona.count), "persona", "Must be 20 to 2000 characters")
+        validator.check(
+            normalizedName != nil, "name", "Must be 1 to 60 characters (at most 240 bytes), without control or bidirectional-override characters")
+        validator.check(
+            UserText.fits(persona, characters: CustomScenarioRules.personaLength, bytes: CustomScenarioRules.personaBytes), "persona",
+            "Must be 20 to 2000 characters (at most 8000 bytes)")
         validator.check(services.voices.voice(id: body.voice) != nil, "voice", "Unknown voice; see GET /mobile/voices")
         try validator.throwIfInvalid()
         let account = try await placement(req).account(userID: user.id)
@@ -250,8 +254,16 @@ struct CallsController: RouteCollection {
 }
 
 /// Replays the first answer for a repeated `Idempotency-Key` instead of doing the work twice.
+///
+/// A key stays `pending` while its request runs; one still pending after ``pendingLapse`` belongs to a request that
+/// died (its process was killed): a retry takes it over, and the calls that request charged but never placed are
+/// given back first, so the retry is the one charge.
 struct IdempotentResponder {
     static let lifetime: TimeInterval = 24 * 3_600
+    /// Longer than any request with a key can run: make-call waits at most ``CallPlacement/maximumDialWait`` (120 s)
+    /// for its dial slot and 10 s for Twilio (one attempt); the rest is a few database statements. 5 minutes leaves
+    /// room for a slow database without ever taking over a request that is still running.
+    static let pendingLapse: TimeInterval = 300
 
     let services: ChorusServices
     let store: ChorusStore
@@ -261,9 +273,15 @@ struct IdempotentResponder {
         guard let key = req.headers.first(name: "Idempotency-Key") else { return try await work() }
         guard (1...255).contains(key.utf8.count) else { throw APIError.invalid("Idempotency-Key", "Must be 1 to 255 characters") }
         let fingerprint = SHA256.hash(data: Data(request.utf8)).map { String(format: "%02x", $0) }.joined()
-        switch try await store.claimIdempotencyKey(userID: userID, key: key, fingerprint: fingerprint, now: services.now(), ttl: Self.lifetime) {
+        let now = services.now()
+        switch try await store.claimIdempotencyKey(
+            userID: userID, key: key, fingerprint: fingerprint, now: now, ttl: Self.lifetime, lapse: Self.pendingLapse)
+        {
         case .claimed:
             break
+        case .reclaimed:
+            let released = try await store.releaseAbandonedCalls(userID: userID, createdBefore: now.addingTimeInterval(-Self.pendingLapse), now: now)
+            req.logger.notice("took over an Idempotency-Key left pending", metadata: ["released_calls": .stringConvertible(released)])
         case .inProgress:
             throw APIError.detail(.conflict, "A request with this Idempotency-Key is still in progress")
         case .mismatch:

@@ -298,8 +298,8 @@ struct ConsoleController: RouteCollection {
         return String(characters.prefix(3)) + String(repeating: "•", count: characters.count - 5) + String(characters.suffix(2))
     }
 
-    /// Signs a user out everywhere: their app sessions (refresh tokens; access tokens end within their 15-minute
-    /// lifetime) and console sessions. Audited.
+    /// Signs a user out everywhere: their app sessions (refresh tokens, and access tokens at their next request here,
+    /// within ``SessionCheck/lifetime`` on other instances) and console sessions. Audited.
     @Sendable
     func revokeSessions(_ req: Request) async throws -> Response {
         let operator_ = try req.consoleSession
@@ -308,6 +308,7 @@ struct ConsoleController: RouteCollection {
         }
         let now = services.now()
         let revoked = try await req.store.revokeAllSessions(userID: userID, now: now)
+        services.sessions.forgetAll()  // the user's access tokens stop working now, not when they expire
         let detail = "\(revoked) app session\(revoked == 1 ? "" : "s") revoked"
         try await audited(req, operator_, action: "revoke_sessions", target: "user:\(userID)", detail: detail)
         return try req.json(ConsoleActionResultDTO(action: "revoke_sessions", target: "user:\(userID)", detail: detail))

@@ -51,9 +51,12 @@ struct ConversationsController: RouteCollection {
         guard var profile = try await req.store.messagingProfile(userID: user.id) else { throw APIError.notAuthenticated }
         let year = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: services.now()).year ?? 2026
         var validator = FieldValidator()
-        if let name = body.displayName?.trimmingCharacters(in: .whitespacesAndNewlines) {
-            validator.check((1...60).contains(name.count), "display_name", "Use 1 to 60 characters")
-            profile.displayName = name
+        if let text = body.displayName {
+            // Stored in NFC; bidi controls and invisible characters are refused (a name must read as what it is).
+            let name = UserText.name(text, characters: 1...60, bytes: 240)
+            validator.check(
+                name != nil, "display_name", "Use 1 to 60 characters (at most 240 bytes), without control or bidirectional-override characters")
+            profile.displayName = name ?? profile.displayName
         }
         if let birthYear = body.birthYear {
             validator.check((year - 120...year).contains(birthYear), "birth_year", "Use a four-digit year of birth")
