@@ -9,6 +9,10 @@ import Vapor
 /// Listening starts when the stream is created, so a snapshot read afterwards misses no change. A comment line every
 /// 15 s keeps proxies from closing an idle stream (and notices a client that went away); the listener is removed
 /// when the response ends, and the stream ends when the server shuts down.
+///
+/// A user's streams count against the hub's caps (``listening(hub:key:then:)`` refuses with 429 or 503), and events
+/// wait in a bounded buffer of ``bufferedEvents``: a client that reads slower than its events arrive has its stream
+/// ended (it reconnects and gets a fresh snapshot) rather than silently missing events.
 final class HubEventStream: Sendable {
     /// Encoded events as the hub delivers them; an empty string is a keep-alive tick, ``recheck`` a requested wake-up.
     let events: AsyncStream<String>
@@ -16,25 +20,43 @@ final class HubEventStream: Sendable {
     private let hub: RealtimeHub
     private let key: String
     private let listener: UUID
+    /// The user the stream was admitted for (``RealtimeHub/admit(_:userID:)``), released once when the stream ends.
+    private let admitted: NIOLockedValueBox<String?>
 
     /// The value ``wake(after:)`` yields.
     static let recheck = "\u{0}recheck"
+    /// Events waiting for a slow client before its stream is ended.
+    static let bufferedEvents = 512
 
-    init(hub: RealtimeHub, key: String) {
-        let (events, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(512))
+    /// A stream of `key`'s events; `admittedUserID` names the user a cap admission was taken for, if any.
+    init(hub: RealtimeHub, key: String, admittedUserID: String? = nil) {
+        let (events, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(Self.bufferedEvents))
         self.events = events
         self.continuation = continuation
         self.hub = hub
         self.key = key
-        self.listener = hub.listen(userID: key, { continuation.yield($0) }, close: { continuation.finish() })
+        self.admitted = NIOLockedValueBox(admittedUserID)
+        self.listener = hub.listen(
+            userID: key,
+            {
+                if case .dropped = continuation.yield($0) { continuation.finish() }
+            }, close: { continuation.finish() })
     }
 
-    /// Starts listening to `key`, then reads the snapshot with `load` — so no change between the snapshot and the first
-    /// event is missed — and stops listening if `load` throws.
+    /// Starts listening to `key` (a user's own events: the user's cap of event streams applies), then reads the
+    /// snapshot with `load` — so no change between the snapshot and the first event is missed — and stops listening
+    /// if `load` throws.
+    /// - Throws: 429 when the user has ``ChorusConfiguration/ConnectionLimits/eventStreamsPerUser`` streams open on
+    ///   this instance, 503 when the instance has its maximum of connections.
     static func listening<Snapshot: Sendable>(
         hub: RealtimeHub, key: String, then load: () async throws -> Snapshot
     ) async throws -> (HubEventStream, Snapshot) {
-        let stream = HubEventStream(hub: hub, key: key)
+        do {
+            try hub.admit(.eventStream, userID: key)
+        } catch {
+            throw error.apiError
+        }
+        let stream = HubEventStream(hub: hub, key: key, admittedUserID: key)
         do {
             return (stream, try await load())
         } catch {
@@ -47,6 +69,11 @@ final class HubEventStream: Sendable {
     func cancel() {
         hub.stopListening(listener, userID: key)
         continuation.finish()
+        let admitted = admitted.withLockedValue { admitted -> String? in
+            defer { admitted = nil }
+            return admitted
+        }
+        if let admitted { hub.release(.eventStream, userID: admitted) }
     }
 
     /// Yields ``recheck`` after `delay` (to re-read state that may change without an event).

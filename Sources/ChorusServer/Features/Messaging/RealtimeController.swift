@@ -21,13 +21,26 @@ struct RealtimeController: RouteCollection {
         let services = services
         let store = req.store
         let logger = req.logger
+        // The caps answer 429 (the user's) or 503 (this instance's) before the upgrade; a socket that loses a race for
+        // the last place after it is closed with 1013.
+        if let refusal = services.messaging.hub.refusal(for: .webSocket, userID: user.id) { throw refusal.apiError }
         return req.webSocket(maxFrameSize: .init(integerLiteral: 16 * 1024)) { _, socket in
             let hub = services.messaging.hub
-            let (connectionID, first) = hub.add(socket, userID: user.id)
+            guard let added = try? hub.add(socket, userID: user.id) else {
+                socket.close(code: SocketOutbox.slowConsumerCloseCode, promise: nil)
+                return
+            }
+            let (connectionID, first) = (added.id, added.first)
             if first {
                 services.background.track { await Self.announcePresence(of: user.id, online: true, services: services, store: store) }
             }
+            // What a client may send is rate-limited per socket: beyond the limit the socket is closed with 1008.
+            let inbound = InboundMessageRate(limit: hub.limits.inboundMessages)
+            socket.onBinary { socket, _ in
+                _ = inbound.admit(socket)  // nothing is done with binary messages, but they count
+            }
             socket.onText { socket, text in
+                guard inbound.admit(socket) else { return }
                 await Self.handle(text, from: user.id, socket: socket, services: services, store: store)
             }
             socket.onClose.whenComplete { _ in
