@@ -116,6 +116,59 @@ public struct AddMembersRequest: Codable, Sendable, Equatable {
     }
 }
 
+/// An invitation to a conversation waiting for the signed-in user's answer (`GET /invitations`): until they accept it
+/// they receive none of its messages and nobody there sees their presence.
+public struct InvitationDTO: Codable, Sendable, Equatable {
+    public var id: String
+    public var conversationID: String
+    /// `direct` or `group`.
+    public var kind: String
+    /// The group's name (`null` for a direct conversation).
+    public var title: String?
+    public var inviterID: String
+    public var inviterName: String
+    public var inviterEmail: String
+    public var createdAt: Date
+
+    public init(
+        id: String, conversationID: String, kind: String, title: String?, inviterID: String, inviterName: String, inviterEmail: String,
+        createdAt: Date
+    ) {
+        self.id = id
+        self.conversationID = conversationID
+        self.kind = kind
+        self.title = title
+        self.inviterID = inviterID
+        self.inviterName = inviterName
+        self.inviterEmail = inviterEmail
+        self.createdAt = createdAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case conversationID = "conversation_id"
+        case kind
+        case title
+        case inviterID = "inviter_id"
+        case inviterName = "inviter_name"
+        case inviterEmail = "inviter_email"
+        case createdAt = "created_at"
+    }
+}
+
+/// `GET /invitations` answer, newest first.
+public struct InvitationsResponse: Codable, Sendable, Equatable {
+    public var invitations: [InvitationDTO]
+
+    public init(invitations: [InvitationDTO]) {
+        self.invitations = invitations
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case invitations
+    }
+}
+
 /// `POST /conversations/{id}/messages` body.
 ///
 /// `send_mode` says what the recipients get: `text` (content only), `audio` (the recording only), `both` (the
@@ -359,7 +412,8 @@ public struct TranscriptionResponse: Codable, Sendable, Equatable {
 ///
 /// Types: `message.created`, `message.updated`, `message.deleted`, `transcript.ready` (carry `message`),
 /// `summary.ready` and `digest.ready` (carry `summary_id`, readable at `GET /conversations/{id}/summaries/{summary_id}`), `typing` and `presence` (carry `user_id`; presence also `online`),
-/// `conversation.updated`, `pong`, `error` (carries `detail`).
+/// `conversation.updated`, `invitation.created` (an invitation for the user, see `GET /invitations`; carries
+/// `conversation_id`), `pong`, `error` (carries `detail`).
 public struct RealtimeEventDTO: Codable, Sendable, Equatable {
     public var type: String
     public var conversationID: String?

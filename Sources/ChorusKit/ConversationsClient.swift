@@ -21,40 +21,44 @@ public struct ConversationsClient: Sendable {
         Conversation(try await session.send(.get("/conversations/\(id)"), as: ConversationDTO.self))
     }
 
-    /// The direct conversation with the person registered with `email`, started if there is none yet: there is one
-    /// per pair, so calling this again (from either side) returns the same conversation.
+    /// The direct conversation with the person at `email`, started if there is none yet: there is one per pair of
+    /// emails, so calling this again (from either side) returns the same conversation.
+    ///
+    /// The other person is invited, not added: they appear in ``Conversation/members`` once they accept (see
+    /// ``invitations()``). The answer is the same whether or not an account uses the email (an invitation to an
+    /// unregistered email waits for them to sign up). Calling this again brings the user back if they had left, and
+    /// invites the other again if they had left or declined — never adds them.
     ///
     /// - Parameter email: the other person's email (matched case-insensitively).
-    /// - Throws: ``ChorusError/validation(_:)`` (field `member_emails`) when no account uses the email, or it is the
-    ///   user's own.
+    /// - Throws: ``ChorusError/validation(_:)`` (field `member_emails`) for an invalid email or the user's own.
     public func createDirect(with email: String) async throws -> Conversation {
         var request = try APIRequest.post("/conversations", json: CreateConversationRequest(kind: "direct", memberEmails: [email]))
         request.idempotent = true  // the server returns the pair's existing conversation
         return Conversation(try await session.send(request, as: ConversationDTO.self))
     }
 
-    /// Starts a group with the user as its owner.
+    /// Starts a group with the user as its owner and invites the others: each appears in ``Conversation/members`` once
+    /// they accept.
     ///
     /// A network failure is not retried: a repeated request would start a second group. Call ``list()`` to see
     /// whether the first one arrived.
     ///
     /// - Parameters:
     ///   - title: the group's name, 1–100 characters.
-    ///   - memberEmails: the other members (1–49), by the email they registered with.
-    /// - Throws: ``ChorusError/validation(_:)`` for a missing title, too many members, or an email no account uses
-    ///   (the message names it).
+    ///   - memberEmails: the people to invite (1–49), by email; whether an account uses it yet makes no difference.
+    /// - Throws: ``ChorusError/validation(_:)`` for a missing title, too many members, or an invalid email.
     public func createGroup(title: String, memberEmails: [String]) async throws -> Conversation {
         let body = CreateConversationRequest(kind: "group", title: title, memberEmails: memberEmails)
         return Conversation(try await session.send(try APIRequest.post("/conversations", json: body), as: ConversationDTO.self))
     }
 
-    /// Adds people to a group; those already in it are left as they are.
+    /// Invites people to a group; those already in it or invited are left as they are. They join when they accept.
     ///
     /// - Parameters:
-    ///   - emails: the people to add, by the email they registered with.
+    ///   - emails: the people to invite, by email (registered or not: the answer is the same).
     ///   - conversationID: the group.
-    /// - Returns: the group with its new members.
-    /// - Throws: ``ChorusError/validation(_:)`` for an unknown email or more than 50 members in all;
+    /// - Returns: the group (its members do not change until someone accepts).
+    /// - Throws: ``ChorusError/validation(_:)`` for an invalid email or more than 50 members and invitations in all;
     ///   ``ChorusError/api(status:detail:)`` (400) for a direct conversation; ``ChorusError/notFound`` when the user is
     ///   not a member.
     public func addMembers(emails: [String], to conversationID: String) async throws -> Conversation {
@@ -80,6 +84,39 @@ public struct ConversationsClient: Sendable {
     public func leave(_ conversationID: String) async throws {
         guard let accountID = await AuthClient(session: session).accountID else { throw ChorusError.signedOut }
         try await removeMember(userID: accountID.uuidString.lowercased(), from: conversationID)
+    }
+
+    // MARK: Invitations
+
+    /// The invitations waiting for the user's answer, newest first. An `invitation.created` realtime event
+    /// announces a new one.
+    public func invitations() async throws -> [ConversationInvitation] {
+        try await session.send(.get("/invitations"), as: InvitationsResponse.self).invitations.map(ConversationInvitation.init)
+    }
+
+    /// Accepts an invitation: the user joins the conversation.
+    ///
+    /// - Parameter invitationID: the ``ConversationInvitation/id``.
+    /// - Returns: the conversation, with the user among its members.
+    /// - Throws: ``ChorusError/notFound`` when the user has no such invitation (declined, already accepted, or never
+    ///   theirs); ``ChorusError/api(status:detail:)`` (409) when the group already has 50 members.
+    public func accept(_ invitationID: String) async throws -> Conversation {
+        Conversation(try await session.send(.post("/invitations/\(invitationID)/accept"), as: ConversationDTO.self))
+    }
+
+    /// Declines an invitation; the inviter is not told.
+    ///
+    /// - Throws: ``ChorusError/notFound`` when the user has no such invitation.
+    public func decline(_ invitationID: String) async throws {
+        try await session.send(.post("/invitations/\(invitationID)/decline"))
+    }
+
+    /// Declines an invitation and blocks its inviter: their other invitations to the user are dropped, and later ones
+    /// are never delivered (the inviter cannot tell).
+    ///
+    /// - Throws: ``ChorusError/notFound`` when the user has no such invitation.
+    public func blockInviter(of invitationID: String) async throws {
+        try await session.send(.post("/invitations/\(invitationID)/block"))
     }
 
     /// Marks messages read: all of them, or those up to and including one message.

@@ -71,7 +71,17 @@ struct Messages: AsyncParsableCommand {
         let bob = try await person(client, server: server, name: "bob")
         let conversation: ConversationDTO = try await server.send(
             client, .POST, "/conversations", json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email]), token: alice.token)
+        try await accept(client, server: server, bob, to: conversation.id)
         return (alice, bob, conversation.id)
+    }
+
+    /// Accepts `person`'s invitation to the conversation (adding someone only invites them).
+    private func accept(_ client: HTTPClient, server: BenchServer, _ person: Person, to conversationID: String) async throws {
+        let pending: InvitationsResponse = try await server.send(client, .GET, "/invitations", token: person.token)
+        guard let invitation = pending.invitations.first(where: { $0.conversationID == conversationID }) else {
+            throw ValidationError("no invitation to \(conversationID) for \(person.email)")
+        }
+        let _: ConversationDTO = try await server.send(client, .POST, "/invitations/\(invitation.id)/accept", token: person.token)
     }
 
     // MARK: Uploads
@@ -212,6 +222,7 @@ struct Messages: AsyncParsableCommand {
         let group: ConversationDTO = try await server.send(
             client, .POST, "/conversations",
             json: CreateConversationRequest(kind: "group", title: "Bench", memberEmails: members.map(\.email)), token: owner.token)
+        for member in members { try await accept(client, server: server, member, to: group.id) }
         let arrivals = NIOLockedValueBox<[String: [ContinuousClock.Instant]]>([:])
         var sockets: [WebSocket] = []
         for member in members + [owner] {

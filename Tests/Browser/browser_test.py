@@ -217,7 +217,13 @@ class BrowserTests(unittest.TestCase):
         self.assertIn("premium", body["subscription_tier"])
 
     def test_04_voice_message(self):
-        register(self.friend)
+        friend = register(self.friend)
+        # The friend invites the player: the invitation shows on the page and the player accepts it.
+        status, _, _ = http("POST", "/conversations", {"kind": "direct", "member_emails": [self.email]}, token=friend)
+        self.assertEqual(status, 201)
+        accept = self.wait(EC.element_to_be_clickable((By.CSS_SELECTOR, '#invitations button[data-action="accept"]')))
+        accept.click()
+        self.wait(lambda d: self.text("messages-status") == "Invitation accepted.", message="the invitation is accepted")
         self.fill("conversation-email", self.friend)
         self.driver.find_element(By.CSS_SELECTOR, "#conversation-form button").click()
         self.wait(lambda d: self.text("messages-status") == "Conversation ready.", message="a conversation")

@@ -71,7 +71,7 @@ struct MessagingAudioCacheTests {
         try await LiveServer.run { server in
             let alice = try await MessagingPerson.register(on: server, name: "Alice")
             let bob = try await MessagingPerson.register(on: server, name: "Bob")
-            let direct = try await alice.chorus.conversations.createDirect(with: bob.email)
+            let direct = try await alice.directConversation(with: bob)
             let wav = SandboxAudioFiles.speechWAV(text: "Goodnight, Emma. Sleep well.", voice: "alice")
             let recording = try await alice.chorus.voice.upload(wav, format: .wav)
             try await alice.chorus.messages.sendVoice(audioID: recording.audioID, mode: .audio, to: direct.id)

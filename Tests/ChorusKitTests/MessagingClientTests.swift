@@ -17,7 +17,7 @@ struct MessagingClientTests {
             let alice = try await MessagingPerson.register(on: server, name: "Alice")
             let bob = try await MessagingPerson.register(on: server, name: "Bob")
 
-            let direct = try await alice.chorus.conversations.createDirect(with: bob.email)
+            let direct = try await alice.directConversation(with: bob)
             #expect(direct.kind == .direct && direct.title == nil)
             #expect(direct.members.map(\.displayName).sorted() == ["Alice", "Bob"])
             #expect(direct.members.first { $0.userID == alice.userID }?.role == .owner)
@@ -85,8 +85,13 @@ struct MessagingClientTests {
             let dan = try await MessagingPerson.register(on: server, name: "Dan")
 
             let group = try await alice.chorus.conversations.createGroup(title: "Family", memberEmails: [bob.email])
-            #expect(group.kind == .group && group.title == "Family" && group.members.count == 2)
-            let grown = try await alice.chorus.conversations.addMembers(emails: [carol.email, dan.email, bob.email], to: group.id)
+            #expect(group.kind == .group && group.title == "Family" && group.members.count == 1)
+            try await bob.acceptInvitation(to: group.id)
+            let invited = try await alice.chorus.conversations.addMembers(emails: [carol.email, dan.email, bob.email], to: group.id)
+            #expect(invited.members.count == 2)
+            try await carol.acceptInvitation(to: group.id)
+            try await dan.acceptInvitation(to: group.id)
+            let grown = try await alice.chorus.conversations.conversation(id: group.id)
             #expect(Set(grown.members.map(\.displayName)) == ["Alice", "Bob", "Carol", "Dan"])
 
             try await alice.chorus.conversations.removeMember(userID: dan.userID, from: group.id)
@@ -119,7 +124,7 @@ struct MessagingClientTests {
             #expect(profile.displayName == "Alice" && profile.voiceFeaturesEnabled == true && profile.retentionDays == 30)
             #expect(try await alice.chorus.voice.updateProfile(retentionDays: 60).retentionDays == 60)
             #expect(try await alice.chorus.voice.profile().displayName == "Alice", "fields not given are left as they are")
-            let direct = try await alice.chorus.conversations.createDirect(with: bob.email)
+            let direct = try await alice.directConversation(with: bob)
 
             let said = "Pick up Emma from soccer at five, please."
             let wav = SandboxAudioFiles.speechWAV(text: said, voice: "alice")
@@ -197,7 +202,7 @@ struct MessagingClientTests {
             // The server tries the provider three times before giving up: allow for that on a loaded machine.
             let alice = try await MessagingPerson.register(on: server, name: "Alice", retry: .none, timeout: 180)
             let bob = try await MessagingPerson.register(on: server, name: "Bob")
-            let direct = try await alice.chorus.conversations.createDirect(with: bob.email)
+            let direct = try await alice.directConversation(with: bob)
             let recording = try await alice.chorus.voice.upload(SandboxAudioFiles.speechWAV(text: "Hello there.", voice: "alice"), format: .wav)
 
             let failure = await #expect(throws: ChorusError.self) { try await alice.chorus.voice.transcribe(audioID: recording.audioID) }

@@ -18,7 +18,7 @@ struct MessagingOutboxTests {
             // No automatic retries: each flush makes one attempt, so the outbox's own retry is what is tested.
             let alice = try await MessagingPerson.register(on: server, name: "Alice", transport: transport, retry: .none)
             let bob = try await MessagingPerson.register(on: server, name: "Bob")
-            let direct = try await alice.chorus.conversations.createDirect(with: bob.email)
+            let direct = try await alice.directConversation(with: bob)
             let directory = try MessagingFiles.temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
 
@@ -75,7 +75,7 @@ struct MessagingOutboxTests {
         try await LiveServer.run { server in
             let alice = try await MessagingPerson.register(on: server, name: "Alice")
             let bob = try await MessagingPerson.register(on: server, name: "Bob")
-            let direct = try await alice.chorus.conversations.createDirect(with: bob.email)
+            let direct = try await alice.directConversation(with: bob)
             let directory = try MessagingFiles.temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let outbox = try VoiceOutbox(directory: directory, client: alice.chorus)
@@ -118,7 +118,7 @@ struct MessagingOutboxTests {
             let transport = MessagingTestTransport()
             let alice = try await MessagingPerson.register(on: server, name: "Alice", transport: transport)
             let bob = try await MessagingPerson.register(on: server, name: "Bob")
-            let direct = try await alice.chorus.conversations.createDirect(with: bob.email)
+            let direct = try await alice.directConversation(with: bob)
             let directory = try MessagingFiles.temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let outbox = try VoiceOutbox(directory: directory, client: alice.chorus)

@@ -24,7 +24,7 @@ struct MessagingRealtimeTests {
         try await LiveServer.run { server in
             let alice = try await MessagingPerson.register(on: server, name: "Alice", transport: WebSocketKitTransport())
             let bob = try await MessagingPerson.register(on: server, name: "Bob", transport: WebSocketKitTransport())
-            let direct = try await alice.chorus.conversations.createDirect(with: bob.email)
+            let direct = try await alice.directConversation(with: bob)
 
             let bobConnection = try await bob.chorus.voice.connect()
             defer { bobConnection.close() }
@@ -80,7 +80,7 @@ struct MessagingRealtimeTests {
         try await LiveServer.run { server in
             let alice = try await MessagingPerson.register(on: server, name: "Alice")
             let bob = try await MessagingPerson.register(on: server, name: "Bob", transport: WebSocketKitTransport())
-            let direct = try await alice.chorus.conversations.createDirect(with: bob.email)
+            let direct = try await alice.directConversation(with: bob)
 
             // Bob's access token is refused (as an expired one is): the connection renews the session.
             let issued = try #require(await bob.tokenStore.load())
@@ -146,7 +146,7 @@ struct MessagingRealtimeTests {
                 }
                 return
             }
-            let direct = try await alice.chorus.conversations.createDirect(with: bob.email)
+            let direct = try await alice.directConversation(with: bob)
             let connection = try await bob.chorus.voice.connect()
             defer { connection.close() }
             let inbox = EventInbox(connection.events)

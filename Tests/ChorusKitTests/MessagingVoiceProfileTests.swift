@@ -34,7 +34,7 @@ struct MessagingVoiceProfileTests {
         try await LiveServer.run { server in
             let alice = try await Self.adult(on: server, name: "Alice")
             let bob = try await MessagingPerson.register(on: server, name: "Bob")
-            let direct = try await alice.chorus.conversations.createDirect(with: bob.email)
+            let direct = try await alice.directConversation(with: bob)
 
             let voices = try await alice.chorus.voice.defaultVoices()
             #expect(!voices.isEmpty && voices.allSatisfy { !$0.id.isEmpty })
@@ -118,7 +118,7 @@ struct MessagingVoiceProfileTests {
         try await LiveServer.run { server in
             let alice = try await MessagingPerson.register(on: server, name: "Alice")
             let bob = try await MessagingPerson.register(on: server, name: "Bob")
-            let direct = try await alice.chorus.conversations.createDirect(with: bob.email)
+            let direct = try await alice.directConversation(with: bob)
 
             // Too few messages for the smallest summary: refused by field.
             #expect(await chorusStatus { try await alice.chorus.conversations.summary(of: direct.id, last: 5) } == 422)
@@ -190,7 +190,7 @@ struct MessagingVoiceProfileTests {
         try await LiveServer.run(environment: ["CHORUS_VOICE_DAILY_GENERATIONS": "1"]) { server in
             let alice = try await MessagingPerson.register(on: server, name: "Alice")
             let bob = try await MessagingPerson.register(on: server, name: "Bob")
-            let direct = try await alice.chorus.conversations.createDirect(with: bob.email)
+            let direct = try await alice.directConversation(with: bob)
             let first = try await alice.chorus.messages.send(text: "First message to hear.", to: direct.id)
             let second = try await alice.chorus.messages.send(text: "Second message to hear.", to: direct.id)
             #expect(try await bob.chorus.messages.speech(for: first.id).isCached == false)
@@ -202,10 +202,11 @@ struct MessagingVoiceProfileTests {
             // Cached speech still plays.
             #expect(try await bob.chorus.messages.speech(for: first.id).isCached)
         }
-        try await LiveServer.run(environment: ["CHORUS_VOICE_DAILY_BUDGET_USD": "0.0005"]) { server in
+        // Urgency by keywords: the model's readings would spend the same voice budget.
+        try await LiveServer.run(environment: ["CHORUS_VOICE_DAILY_BUDGET_USD": "0.0005", "CHORUS_VOICE_URGENCY": "keywords"]) { server in
             let alice = try await MessagingPerson.register(on: server, name: "Alice")
             let bob = try await MessagingPerson.register(on: server, name: "Bob")
-            let direct = try await alice.chorus.conversations.createDirect(with: bob.email)
+            let direct = try await alice.directConversation(with: bob)
             // $17 per 1M characters: these 46 characters (782 micro-dollars) do not fit in 500.
             let message = try await alice.chorus.messages.send(text: String(repeating: "Forty characters here. ", count: 2), to: direct.id)
             let paused = await #expect(throws: ChorusError.self) { try await bob.chorus.messages.speech(for: message.id) }

@@ -49,21 +49,18 @@ struct MessagingTests {
             let bob = try await Self.person(server, name: "bob")
             let carol = try await Self.person(server, name: "carol")
 
-            // A direct conversation exists once per pair.
+            // A direct conversation exists once per pair; Bob joins once he accepts (see InvitationTests).
             let direct = try await server.request(
                 .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email]))
             #expect(direct.status == 201, "\(direct.text)")
-            let conversation = try direct.decode(ConversationDTO.self)
+            #expect(try direct.decode(ConversationDTO.self).members.map(\.displayName) == ["Alice"])
+            let conversation = try await server.acceptInvitation(bob.token, to: try direct.decode(ConversationDTO.self).id)
             #expect(conversation.members.map(\.displayName).sorted() == ["Alice", "Bob"])
             let again = try await server.request(
                 .POST, "/conversations", token: bob.token,
                 json: CreateConversationRequest(kind: "direct", memberEmails: [alice.email.uppercased()]))
             #expect(again.status == 200)
             #expect(try again.decode(ConversationDTO.self).id == conversation.id)
-            let unknown = try await server.request(
-                .POST, "/conversations", token: alice.token,
-                json: CreateConversationRequest(kind: "direct", memberEmails: ["nobody@family.test"]))
-            #expect(unknown.status == 422 && unknown.text.contains("nobody@family.test"))
 
             // Sending is idempotent per client_message_id.
             let first = try await Self.send(server, alice, to: conversation.id, text: "Hello Bob", clientID: "c-1")
@@ -120,11 +117,10 @@ struct MessagingTests {
             #expect(try await server.request(.GET, "/conversations", token: carol.token).decode(ConversationsResponse.self).conversations.isEmpty)
 
             // A client id reused in another conversation is a conflict, not a silent duplicate.
-            let group = try await server.request(
-                .POST, "/conversations", token: alice.token,
-                json: CreateConversationRequest(kind: "group", title: "Family", memberEmails: [bob.email, carol.email]))
-            #expect(group.status == 201)
-            let groupID = try group.decode(ConversationDTO.self).id
+            let groupID = try await server.startConversation(
+                alice.token, CreateConversationRequest(kind: "group", title: "Family", memberEmails: [bob.email, carol.email]),
+                acceptedBy: [bob.token, carol.token]
+            ).id
             let reused = try await server.request(
                 .POST, "/conversations/\(groupID)/messages", token: alice.token,
                 json: SendMessageRequest(clientMessageID: "c-1", sendMode: "text", content: "again"))
@@ -147,9 +143,11 @@ struct MessagingTests {
             #expect(try await server.request(.DELETE, "/conversations/\(groupID)/members/\(alice.id)", token: bob.token).status == 403)
             #expect(try await server.request(.DELETE, "/conversations/\(groupID)/members/\(carol.id)", token: alice.token).status == 204)
             #expect(try await server.request(.GET, "/conversations/\(groupID)", token: carol.token).status == 404)
+            // Adding her again invites her: she is back once she accepts.
             let readded = try await server.request(
                 .POST, "/conversations/\(groupID)/members", token: bob.token, json: AddMembersRequest(memberEmails: [carol.email]))
-            #expect(try readded.decode(ConversationDTO.self).members.count == 3)
+            #expect(try readded.decode(ConversationDTO.self).members.count == 2)
+            #expect(try await server.acceptInvitation(carol.token, to: groupID).members.count == 3)
         }
     }
 
@@ -158,9 +156,8 @@ struct MessagingTests {
         try await TestServer.run(on: database) { server in
             let mom = try await Self.person(server, name: "mom")
             let dad = try await Self.person(server, name: "dad")
-            let conversation = try await server.request(
-                .POST, "/conversations", token: mom.token, json: CreateConversationRequest(kind: "direct", memberEmails: [dad.email])
-            ).decode(ConversationDTO.self)
+            let conversation = try await server.startConversation(
+                mom.token, CreateConversationRequest(kind: "direct", memberEmails: [dad.email]), acceptedBy: [dad.token])
             let dadLive = try await RealtimeClient.connect(baseURL: server.baseURL, token: dad.token)
             defer { Task { await dadLive.close() } }
             let calm = try await Self.send(server, mom, to: conversation.id, text: "Don't forget the milk")
@@ -202,9 +199,8 @@ struct MessagingTests {
         try await TestServer.run(on: .sqlite, environment: ["CHORUS_VOICE_URGENCY": "keywords"]) { server in
             let mom = try await Self.person(server, name: "mom")
             let dad = try await Self.person(server, name: "dad")
-            let conversation = try await server.request(
-                .POST, "/conversations", token: mom.token, json: CreateConversationRequest(kind: "direct", memberEmails: [dad.email])
-            ).decode(ConversationDTO.self)
+            let conversation = try await server.startConversation(
+                mom.token, CreateConversationRequest(kind: "direct", memberEmails: [dad.email]), acceptedBy: [dad.token])
             let pressing = try await Self.send(server, mom, to: conversation.id, text: "Please call the school right away")
             // Jobs run within a second of being queued: by now a model job would have run.
             try await Task.sleep(for: .seconds(2))
@@ -220,9 +216,8 @@ struct MessagingTests {
             let alice = try await Self.person(server, name: "alice")
             let bob = try await Self.person(server, name: "bob")
             let carol = try await Self.person(server, name: "carol")
-            let conversation = try await server.request(
-                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
-            ).decode(ConversationDTO.self)
+            let conversation = try await server.startConversation(
+                alice.token, CreateConversationRequest(kind: "direct", memberEmails: [bob.email]), acceptedBy: [bob.token])
             let bobLive = try await RealtimeClient.connect(baseURL: server.baseURL, token: bob.token)
             defer { Task { await bobLive.close() } }
 
@@ -354,9 +349,8 @@ struct MessagingTests {
         try await TestServer.run(on: database, environment: ["CHORUS_VOICE_FREE_MONTHLY_MESSAGES": "1"]) { server in
             let alice = try await Self.person(server, name: "alice")
             let bob = try await Self.person(server, name: "bob")
-            let conversation = try await server.request(
-                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
-            ).decode(ConversationDTO.self)
+            let conversation = try await server.startConversation(
+                alice.token, CreateConversationRequest(kind: "direct", memberEmails: [bob.email]), acceptedBy: [bob.token])
             func voice(_ clientID: String) async throws -> TestServer.Reply {
                 let recording = SandboxAudioFiles.speechWAV(text: "Message \(clientID).", voice: "alice")
                 let audio = try await server.request(.POST, "/audio", token: alice.token, body: recording, headers: [("Content-Type", "audio/wav")])
@@ -381,9 +375,8 @@ struct MessagingTests {
         try await TestServer.run(on: .sqlite) { server in
             let alice = try await Self.person(server, name: "alice")
             let bob = try await Self.person(server, name: "bob")
-            let conversation = try await server.request(
-                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
-            ).decode(ConversationDTO.self)
+            let conversation = try await server.startConversation(
+                alice.token, CreateConversationRequest(kind: "direct", memberEmails: [bob.email]), acceptedBy: [bob.token])
             let bobLive = try await RealtimeClient.connect(baseURL: server.baseURL, token: bob.token)
             let aliceLive = try await RealtimeClient.connect(baseURL: server.baseURL, token: alice.token, viaQuery: true)
             let online = try await bobLive.next { $0.type == "presence" && $0.userID == alice.id }
@@ -415,9 +408,8 @@ struct MessagingTests {
         do {
             let alice = try await Self.person(first, name: "alice")
             let bob = try await Self.person(first, name: "bob")
-            let conversation = try await first.request(
-                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
-            ).decode(ConversationDTO.self)
+            let conversation = try await first.startConversation(
+                alice.token, CreateConversationRequest(kind: "direct", memberEmails: [bob.email]), acceptedBy: [bob.token])
             let bobLive = try await RealtimeClient.connect(baseURL: second.baseURL, token: bob.token)
             let sent = try await Self.send(first, alice, to: conversation.id, text: "Across instances")
             let event = try await bobLive.next { $0.type == "message.created" }

@@ -16,9 +16,8 @@ struct ProviderUsageTests {
         try await TestServer.run(on: database) { server in
             let mom = try await VoiceTests.adult(server, name: "mom")
             let dad = try await VoiceTests.adult(server, name: "dad")
-            let conversation = try await server.request(
-                .POST, "/conversations", token: mom.token, json: CreateConversationRequest(kind: "direct", memberEmails: [dad.email])
-            ).decode(ConversationDTO.self)
+            let conversation = try await server.startConversation(
+                mom.token, CreateConversationRequest(kind: "direct", memberEmails: [dad.email]), acceptedBy: [dad.token])
 
             // Mom transcribes a recording and sends a text the urgency model reads; dad hears it spoken.
             let recording = SandboxAudioFiles.speechWAV(text: "Pick up Emma at five, please.", voice: "mom")
@@ -70,9 +69,8 @@ struct ProviderUsageTests {
             server in
             let mom = try await VoiceTests.adult(server, name: "mom")
             let dad = try await VoiceTests.adult(server, name: "dad")
-            let conversation = try await server.request(
-                .POST, "/conversations", token: mom.token, json: CreateConversationRequest(kind: "direct", memberEmails: [dad.email])
-            ).decode(ConversationDTO.self)
+            let conversation = try await server.startConversation(
+                mom.token, CreateConversationRequest(kind: "direct", memberEmails: [dad.email]), acceptedBy: [dad.token])
             var ids: [String] = []
             for index in 0..<30 {
                 ids.append(try await MessagingTests.send(server, mom, to: conversation.id, text: "Reminder number \(index) for the week.").id)

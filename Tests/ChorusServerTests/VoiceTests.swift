@@ -46,9 +46,8 @@ struct VoiceTests {
         try await TestServer.run(on: database) { server in
             let alice = try await Self.adult(server, name: "alice")
             let bob = try await Self.adult(server, name: "bob")
-            let conversation = try await server.request(
-                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
-            ).decode(ConversationDTO.self)
+            let conversation = try await server.startConversation(
+                alice.token, CreateConversationRequest(kind: "direct", memberEmails: [bob.email]), acceptedBy: [bob.token])
 
             // Refusals: no consent, a sample too short, a minor, no birth year.
             let sample = try await Self.uploadSample(server, alice)
@@ -127,9 +126,8 @@ struct VoiceTests {
         try await TestServer.run(on: database) { server in
             let alice = try await Self.adult(server, name: "alice")
             let bob = try await Self.adult(server, name: "bob")
-            let conversation = try await server.request(
-                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
-            ).decode(ConversationDTO.self)
+            let conversation = try await server.startConversation(
+                alice.token, CreateConversationRequest(kind: "direct", memberEmails: [bob.email]), acceptedBy: [bob.token])
             let message = try await MessagingTests.send(server, alice, to: conversation.id, text: "Concurrent listeners everywhere.")
             let statuses = try await withThrowingTaskGroup(of: (Int, String).self) { group in
                 for index in 0..<50 {
@@ -153,9 +151,8 @@ struct VoiceTests {
         try await TestServer.run(on: database, environment: ["CHORUS_VOICE_DAILY_GENERATIONS": "2"]) { server in
             let alice = try await Self.adult(server, name: "alice")
             let bob = try await Self.adult(server, name: "bob")
-            let conversation = try await server.request(
-                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
-            ).decode(ConversationDTO.self)
+            let conversation = try await server.startConversation(
+                alice.token, CreateConversationRequest(kind: "direct", memberEmails: [bob.email]), acceptedBy: [bob.token])
             var messages: [MessageDTO] = []
             for index in 1...4 { messages.append(try await MessagingTests.send(server, alice, to: conversation.id, text: "Note number \(index).")) }
 
@@ -175,12 +172,13 @@ struct VoiceTests {
             #expect(try await Self.speech(server, bob, message: messages[0].id).decode(SpeechResponse.self).cached)
             #expect(try await Self.speech(server, alice, message: messages[2].id).status == 200)
         }
-        try await TestServer.run(on: database, environment: ["CHORUS_VOICE_DAILY_BUDGET_USD": "0.0005"]) { server in
+        // Urgency by keywords: the model's readings would spend the same voice budget.
+        let budget = ["CHORUS_VOICE_DAILY_BUDGET_USD": "0.0005", "CHORUS_VOICE_URGENCY": "keywords"]
+        try await TestServer.run(on: database, environment: budget) { server in
             let alice = try await Self.adult(server, name: "alice")
             let bob = try await Self.adult(server, name: "bob")
-            let conversation = try await server.request(
-                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
-            ).decode(ConversationDTO.self)
+            let conversation = try await server.startConversation(
+                alice.token, CreateConversationRequest(kind: "direct", memberEmails: [bob.email]), acceptedBy: [bob.token])
             // gpt-4o-mini-tts at $17 per 1M characters: 20 characters (340 micro-dollars) fit in 500, the next 46 do not.
             let small = try await MessagingTests.send(server, alice, to: conversation.id, text: "Twenty characters!!!")
             let large = try await MessagingTests.send(
@@ -196,9 +194,8 @@ struct VoiceTests {
         try await TestServer.run(on: database) { server in
             let alice = try await Self.adult(server, name: "alice")
             let bob = try await Self.adult(server, name: "bob")
-            let conversation = try await server.request(
-                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
-            ).decode(ConversationDTO.self)
+            let conversation = try await server.startConversation(
+                alice.token, CreateConversationRequest(kind: "direct", memberEmails: [bob.email]), acceptedBy: [bob.token])
             let sample = try await Self.uploadSample(server, alice)
             #expect(
                 try await server.request(
@@ -265,9 +262,8 @@ struct VoiceTests {
             let alice = try await Self.adult(server, name: "alice")
             let bob = try await Self.adult(server, name: "bob")
             _ = try await server.request(.PUT, "/me/profile", token: alice.token, json: MessagingProfileDTO(retentionDays: 2))
-            let conversation = try await server.request(
-                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
-            ).decode(ConversationDTO.self)
+            let conversation = try await server.startConversation(
+                alice.token, CreateConversationRequest(kind: "direct", memberEmails: [bob.email]), acceptedBy: [bob.token])
             var ids: [String] = []
             for name in ["kept", "expired"] {
                 let recording = SandboxAudioFiles.speechWAV(text: "The \(name) one.", voice: "alice")
@@ -301,9 +297,8 @@ struct VoiceTests {
         ) { server in
             let alice = try await Self.adult(server, name: "alice")
             let bob = try await Self.adult(server, name: "bob")
-            let conversation = try await server.request(
-                .POST, "/conversations", token: alice.token, json: CreateConversationRequest(kind: "direct", memberEmails: [bob.email])
-            ).decode(ConversationDTO.self)
+            let conversation = try await server.startConversation(
+                alice.token, CreateConversationRequest(kind: "direct", memberEmails: [bob.email]), acceptedBy: [bob.token])
             var messages: [String: String] = [:]
             for name in ["Played every few days", "Played once and forgotten"] {
                 messages[name] = try await server.request(
@@ -343,10 +338,8 @@ struct VoiceTests {
             let mom = try await Self.adult(server, name: "mom")
             let dad = try await Self.adult(server, name: "dad")
             let outsider = try await Self.adult(server, name: "outsider")
-            let group = try await server.request(
-                .POST, "/conversations", token: mom.token,
-                json: CreateConversationRequest(kind: "group", title: "Family", memberEmails: [dad.email])
-            ).decode(ConversationDTO.self)
+            let group = try await server.startConversation(
+                mom.token, CreateConversationRequest(kind: "group", title: "Family", memberEmails: [dad.email]), acceptedBy: [dad.token])
             let lines = [
                 (mom, "Soccer practice moved to Saturday at 9am."), (dad, "I will bring the snacks on Saturday."),
                 (mom, "We decided to skip the pizza place this week."), (dad, "Emma has a fever, this is urgent, call the doctor."),
@@ -419,9 +412,8 @@ struct VoiceTests {
             let mom = try await Self.adult(server, name: "mom")
             let dad = try await Self.adult(server, name: "dad")
             let outsider = try await Self.adult(server, name: "outsider")
-            let group = try await server.request(
-                .POST, "/conversations", token: mom.token, json: CreateConversationRequest(kind: "group", title: "Family", memberEmails: [dad.email])
-            ).decode(ConversationDTO.self)
+            let group = try await server.startConversation(
+                mom.token, CreateConversationRequest(kind: "group", title: "Family", memberEmails: [dad.email]), acceptedBy: [dad.token])
             #expect(
                 try await server.request(.GET, "/conversations/\(group.id)/digest", token: dad.token).decode(DigestSubscriptionDTO.self).schedule
                     == "off")

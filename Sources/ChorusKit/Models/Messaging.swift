@@ -121,6 +121,42 @@ public struct ConversationMember: Sendable, Hashable, Identifiable {
     }
 }
 
+/// An invitation to a conversation waiting for the signed-in user's answer, from ``ConversationsClient/invitations()``.
+///
+/// Until the user accepts it they are not a member: they receive none of the conversation's messages and nobody there
+/// sees their presence or typing.
+public struct ConversationInvitation: Sendable, Hashable, Identifiable {
+    /// The invitation's id, for ``ConversationsClient/accept(_:)``, ``ConversationsClient/decline(_:)`` and
+    /// ``ConversationsClient/blockInviter(of:)``.
+    public var id: String
+    /// The conversation the user would join.
+    public var conversationID: String
+    /// Direct or group.
+    public var kind: Conversation.Kind
+    /// The group's name; `nil` for a direct conversation.
+    public var title: String?
+    /// The account id of who invited the user.
+    public var inviterID: String
+    /// The inviter's display name (chosen by them: show ``inviterEmail`` too).
+    public var inviterName: String
+    /// The email the inviter registered with.
+    public var inviterEmail: String
+    /// When the invitation was made.
+    public var createdAt: Date
+
+    /// Converts the wire format.
+    public init(_ dto: InvitationDTO) {
+        id = dto.id
+        conversationID = dto.conversationID
+        kind = Conversation.Kind(rawValue: dto.kind)
+        title = dto.title
+        inviterID = dto.inviterID
+        inviterName = dto.inviterName
+        inviterEmail = dto.inviterEmail
+        createdAt = dto.createdAt
+    }
+}
+
 /// A message of a conversation: text, a voice message, or both, from ``MessagesClient``.
 public struct Message: Sendable, Hashable, Identifiable {
     /// What the recipients get.
@@ -505,9 +541,12 @@ public enum MessagingEvent: Sendable, Hashable {
     case typing(conversationID: String, userID: String)
     /// A member of one of the user's conversations came online or went offline.
     case presence(userID: String, online: Bool)
-    /// A conversation changed (created, members added or removed): fetch it again with
+    /// A conversation changed (created, a member joined, left or was removed): fetch it again with
     /// ``ConversationsClient/conversation(id:)`` — unless the user was removed, then it answers 404.
     case conversationUpdated(conversationID: String)
+    /// Someone invited the user to a conversation (`invitation.created`): answer it with
+    /// ``ConversationsClient/invitations()`` and ``ConversationsClient/accept(_:)``.
+    case invitationReceived(conversationID: String)
     /// One of the user's calls changed: its status, ended reason or duration (`call.progress`). When the call is
     /// over, ``CallsClient/call(sid:)`` has its saved transcript and latency figures.
     case callUpdated(Call)
@@ -540,6 +579,7 @@ public enum MessagingEvent: Sendable, Hashable {
         case ("typing", _, let conversationID?, let userID?): self = .typing(conversationID: conversationID, userID: userID)
         case ("presence", _, _, let userID?): self = .presence(userID: userID, online: dto.online ?? false)
         case ("conversation.updated", _, let conversationID?, _): self = .conversationUpdated(conversationID: conversationID)
+        case ("invitation.created", _, let conversationID?, _): self = .invitationReceived(conversationID: conversationID)
         case ("call.progress", _, _, _):
             switch (dto.call?.call, dto.call?.line, dto.call?.detail?.call) {
             case (let call?, _, _), (_, _, let call?): self = .callUpdated(Call(call))

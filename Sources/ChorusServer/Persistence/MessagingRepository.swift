@@ -160,13 +160,16 @@ extension ChorusStore {
 
     // MARK: Conversations
 
-    /// Creates a conversation with its members (the creator as owner). A direct conversation between two people
-    /// exists once: creating it again returns the existing one with `created` false.
+    /// Creates a conversation with the creator as its owner and invites the others by email (see ``invite``). A direct
+    /// conversation between two emails exists once: creating it again returns the existing one with `created` false,
+    /// the creator in it (their own request brings them back if they had left, or answers the other's invitation) and
+    /// the other invited again unless they are a member — leaving is never undone by someone else. `invited` lists the
+    /// emails that got a new invitation.
     func createConversation(
-        id: String, kind: String, title: String?, creatorID: String, memberIDs: [String], now: Date
-    ) async throws -> (id: String, created: Bool) {
+        id: String, kind: String, title: String?, creatorID: String, creatorEmail: String, inviteeEmails: [String], now: Date
+    ) async throws -> (id: String, created: Bool, invited: [String]) {
         try await writeTransaction { tx in
-            let directKey = kind == "direct" ? ([creatorID] + memberIDs).sorted().joined(separator: "|") : nil
+            let directKey = kind == "direct" ? Self.directKey([creatorEmail] + inviteeEmails) : nil
             let inserted = try await tx.sql.raw(
                 """
                 INSERT INTO conversations (id, kind, title, direct_key, created_by, created_at)
@@ -174,22 +177,22 @@ extension ChorusStore {
                 ON CONFLICT (direct_key) DO NOTHING RETURNING id
                 """
             ).first()
-            guard inserted != nil else {
+            var conversationID = id
+            if inserted == nil {
                 guard let directKey,
                     let existing = try await tx.sql.raw("SELECT id FROM conversations WHERE direct_key = \(bind: directKey)").first()
                 else { throw ChorusStoreError.missingRow("conversations") }
-                // Someone who left the pair's conversation rejoins it.
-                let existingID = try existing.string("id")
-                for member in [creatorID] + memberIDs {
-                    try await tx.insertMember(conversationID: existingID, userID: member, role: "member", now: now)
-                }
-                return (existingID, false)
+                conversationID = try existing.string("id")
             }
-            try await tx.insertMember(conversationID: id, userID: creatorID, role: "owner", now: now)
-            for member in memberIDs where member != creatorID {
-                try await tx.insertMember(conversationID: id, userID: member, role: "member", now: now)
+            try await tx.insertMember(conversationID: conversationID, userID: creatorID, role: inserted == nil ? "member" : "owner", now: now)
+            try await tx.sql.raw(
+                "DELETE FROM conversation_invitations WHERE conversation_id = \(bind: conversationID) AND invitee_email = \(bind: creatorEmail)"
+            ).run()
+            var invited: [String] = []
+            for email in inviteeEmails where email != creatorEmail {
+                if try await tx.invite(conversationID: conversationID, inviterID: creatorID, email: email, now: now) { invited.append(email) }
             }
-            return (id, true)
+            return (conversationID, inserted != nil, invited)
         }
     }
 

@@ -17,6 +17,7 @@ enum ChorusMigrations {
         CreateMetering(),
         CreateStories(),
         CreateConsole(),
+        CreateConversationInvitations(),
         CreateUsageLimits(),
     ]
 }

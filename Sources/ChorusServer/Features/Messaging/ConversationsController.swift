@@ -6,7 +6,8 @@ import Vapor
 
 /// The messaging core: conversations and members, messages (idempotent sending, edits and deletes by the sender),
 /// read/heard/star state, search, and the account's messaging profile. Only members see a conversation, its messages
-/// or its audio: everyone else gets 404, as if it did not exist.
+/// or its audio: everyone else gets 404, as if it did not exist. People are invited by email, never added: they become
+/// members by accepting (``InvitationsController``).
 struct ConversationsController: RouteCollection {
     let services: ChorusServices
 
@@ -105,12 +106,14 @@ struct ConversationsController: RouteCollection {
             let title = body.title?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             validator.check((1...100).contains(title.count), "title", "A group needs a title of 1 to 100 characters")
         }
+        validator.check(emails.allSatisfy(EmailAddress.isValid), "member_emails", "Use valid email addresses")
         try validator.throwIfInvalid()
-        let members = try await resolve(emails: emails, store: req.store)
-        guard !members.contains(user.id) else { throw APIError.invalid("member_emails", "Do not list yourself") }
+        let me = try await callerEmail(req)
+        guard !emails.contains(me) else { throw APIError.invalid("member_emails", "Do not list yourself") }
         let title = body.kind == "group" ? body.title?.trimmingCharacters(in: .whitespacesAndNewlines) : nil
-        let (id, created) = try await req.store.createConversation(
-            id: UUID().uuidString.lowercased(), kind: body.kind, title: title, creatorID: user.id, memberIDs: members, now: services.now())
+        let (id, created, invited) = try await req.store.createConversation(
+            id: UUID().uuidString.lowercased(), kind: body.kind, title: title, creatorID: user.id, creatorEmail: me, inviteeEmails: emails,
+            now: services.now())
         guard let conversation = try await req.store.conversations(of: user.id, only: id).first else {
             throw APIError.notFound("Conversation not found")
         }
@@ -118,17 +121,25 @@ struct ConversationsController: RouteCollection {
             await services.messaging.fanout.publish(
                 RealtimeEventDTO(type: "conversation.updated", conversationID: id), to: conversation.members.map(\.userID))
         }
+        try await notifyInvited(invited, conversationID: id, store: req.store)
         return try req.json(Self.dto(conversation), status: created ? .created : .ok)
     }
 
-    /// Account ids for the emails; unknown emails are a 422 naming them.
-    private func resolve(emails: [String], store: ChorusStore) async throws -> [String] {
-        let found = try await store.userIDs(emails: emails)
-        let unknown = emails.filter { found[$0] == nil }.sorted()
-        guard unknown.isEmpty else {
-            throw APIError.invalid("member_emails", "No Chorus account uses \(unknown.joined(separator: ", "))")
-        }
-        return emails.compactMap { found[$0] }
+    /// The signed-in user's email (invitations are addressed to emails).
+    private func callerEmail(_ req: Request) async throws -> String {
+        guard let email = try await req.store.email(userID: try req.user.id) else { throw APIError.notAuthenticated }
+        return email
+    }
+
+    /// Tells the invitees who already have an account that an invitation waits for them (`invitation.created`). Only
+    /// they hear of it: the inviter's answer is the same whether or not an account uses the email, or whether its
+    /// owner blocked them.
+    private func notifyInvited(_ emails: [String], conversationID: String, store: ChorusStore) async throws {
+        guard !emails.isEmpty else { return }
+        let invitees = try await store.userIDs(emails: emails)
+        guard !invitees.isEmpty else { return }
+        await services.messaging.fanout.publish(
+            RealtimeEventDTO(type: "invitation.created", conversationID: conversationID), to: Array(invitees.values))
     }
 
     @Sendable
@@ -171,21 +182,20 @@ struct ConversationsController: RouteCollection {
         let body = try req.decodeJSON(AddMembersRequest.self)
         let emails = Array(Set(body.memberEmails.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }))
         guard !emails.isEmpty else { throw APIError.invalid("member_emails", "List at least one email") }
-        let members = try await resolve(emails: emails, store: req.store)
-        let newMembers = members.filter { id in !conversation.members.contains { $0.userID == id } }
-        guard conversation.members.count + newMembers.count <= Self.maxGroupMembers else {
-            throw APIError.invalid("member_emails", "A group has at most \(Self.maxGroupMembers) members")
+        guard emails.allSatisfy(EmailAddress.isValid) else { throw APIError.invalid("member_emails", "Use valid email addresses") }
+        // Members and everyone invited count towards the limit (an email already in the group counts too: the answer
+        // must not depend on who has an account).
+        let pending = try await req.store.pendingInvitationCount(conversationID: conversation.id)
+        guard conversation.members.count + pending + emails.count <= Self.maxGroupMembers else {
+            throw APIError.invalid("member_emails", "A group has at most \(Self.maxGroupMembers) members and invitations")
         }
         let now = services.now()
-        for member in newMembers {
-            try await req.store.insertMember(conversationID: conversation.id, userID: member, role: "member", now: now)
+        var invited: [String] = []
+        for email in emails {
+            if try await req.store.invite(conversationID: conversation.id, inviterID: user.id, email: email, now: now) { invited.append(email) }
         }
-        guard let updated = try await req.store.conversations(of: user.id, only: conversation.id).first else {
-            throw APIError.notFound("Conversation not found")
-        }
-        await services.messaging.fanout.publish(
-            RealtimeEventDTO(type: "conversation.updated", conversationID: conversation.id), to: updated.members.map(\.userID))
-        return try req.json(Self.dto(updated))
+        try await notifyInvited(invited, conversationID: conversation.id, store: req.store)
+        return try req.json(Self.dto(conversation))
     }
 
     /// A member leaves (removing themselves), or the owner removes someone.

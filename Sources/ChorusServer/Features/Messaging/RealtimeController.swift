@@ -6,10 +6,13 @@ import Vapor
 ///
 /// The server sends ``RealtimeEventDTO`` JSON text frames: messages created/updated/deleted, transcripts ready,
 /// summaries ready, conversation changes, typing and presence of co-members. The client may send
-/// `{"type":"typing","conversation_id":…}` (relayed to the other members) and `{"type":"ping"}` (answered `pong`);
-/// anything else is answered with an `error` event and otherwise ignored.
+/// `{"type":"typing","conversation_id":…}` (relayed to the other members, at most once per user and conversation every
+/// ``TypingThrottle/standardInterval`` seconds; the rest are dropped) and `{"type":"ping"}` (answered `pong`);
+/// anything else is answered with an `error` event and otherwise ignored. Typing and presence only ever reach members
+/// who accepted their invitation (invitees are not members).
 struct RealtimeController: RouteCollection {
     let services: ChorusServices
+    let typing = TypingLimiter()
 
     func boot(routes: any RoutesBuilder) throws {
         routes.get("ws", use: connect)
@@ -21,6 +24,7 @@ struct RealtimeController: RouteCollection {
         let services = services
         let store = req.store
         let logger = req.logger
+        let typingLimiter = typing
         // The caps answer 429 (the user's) or 503 (this instance's) before the upgrade; a socket that loses a race for
         // the last place after it is closed with 1013.
         if let refusal = services.messaging.hub.refusal(for: .webSocket, userID: user.id) { throw refusal.apiError }
@@ -41,9 +45,22 @@ struct RealtimeController: RouteCollection {
             }
             socket.onText { socket, text in
                 guard inbound.admit(socket) else { return }
-                await Self.handle(text, from: user.id, socket: socket, services: services, store: store)
+                await Self.handle(text, from: user.id, socket: socket, services: services, store: store, typing: typingLimiter)
+            }
+            // A socket lives as long as its sign-in session: once the session is revoked (logout, refresh-token reuse,
+            // the console's revoke) or the account deleted, it is closed with 1008 within ``SessionCheck/lifetime``.
+            let sessionWatch = Task {
+                while !Task.isCancelled, !socket.isClosed {
+                    try? await Task.sleep(for: SessionCheck.lifetime)
+                    guard !Task.isCancelled, !socket.isClosed else { return }
+                    if let active = try? await services.sessions.isActive(sessionID: user.sessionID, userID: user.id, store: store), !active {
+                        try? await socket.close(code: .policyViolation)
+                        return
+                    }
+                }
             }
             socket.onClose.whenComplete { _ in
+                sessionWatch.cancel()
                 if hub.remove(connectionID, userID: user.id) {
                     services.background.track { await Self.announcePresence(of: user.id, online: false, services: services, store: store) }
                 }
@@ -54,7 +71,9 @@ struct RealtimeController: RouteCollection {
 
     private static let decoder = ChorusJSON.makeDecoder()
 
-    static func handle(_ text: String, from userID: String, socket: WebSocket, services: ChorusServices, store: ChorusStore) async {
+    static func handle(
+        _ text: String, from userID: String, socket: WebSocket, services: ChorusServices, store: ChorusStore, typing: TypingLimiter
+    ) async {
         guard let event = try? decoder.decode(RealtimeClientEventDTO.self, from: Data(text.utf8)) else {
             socket.send(RealtimeHub.encode(RealtimeEventDTO(type: "error", detail: "Send JSON such as {\"type\":\"ping\"}")), promise: nil)
             return
@@ -63,6 +82,12 @@ struct RealtimeController: RouteCollection {
         case "ping":
             socket.send(RealtimeHub.encode(RealtimeEventDTO(type: "pong")), promise: nil)
         case "typing":
+            // Over the rate: dropped before any database work.
+            if let conversationID = event.conversationID,
+                !typing.admit(userID: userID, conversationID: conversationID, at: services.now())
+            {
+                return
+            }
             guard let conversationID = event.conversationID,
                 let members = try? await store.memberIDs(conversationID: conversationID), members.contains(userID)
             else {

@@ -70,10 +70,14 @@ enum PlaygroundPages {
                 <section aria-labelledby="messages-h">
                 <h2 id="messages-h">Voice messages</h2>
                 <form id="conversation-form">
-                <label for="conversation-email">Start a conversation with (their account's email)</label>
+                <label for="conversation-email">Start a conversation with (their email: they join when they accept)</label>
                 <input id="conversation-email" name="email" type="email" required>
                 <button type="submit">Start</button>
                 </form>
+                <div id="invitations-box" hidden>
+                <h3 id="invitations-h">Invitations</h3>
+                <ul id="invitations" class="transcript" aria-labelledby="invitations-h"></ul>
+                </div>
                 <label for="conversation">Conversation</label>
                 <select id="conversation"></select>
                 <div class="row">

@@ -347,8 +347,42 @@ async function loadConversations(select) {
       c.title ?? c.members.filter((m) => m.user_id !== me).map((m) => m.display_name).join(', '))));
     if (select) $('conversation').value = select;
     await loadMessages();
+    await loadInvitations();
     listen();
   } catch (error) { fail('messages-status', error); }
+}
+
+/** Invitations waiting for this account: accept, decline, or block whoever sent them. */
+async function loadInvitations() {
+  const { invitations } = await api('GET', '/invitations');
+  $('invitations-box').hidden = invitations.length === 0;
+  $('invitations').replaceChildren(...invitations.map((invitation) => {
+    const li = document.createElement('li');
+    const who = document.createElement('span');
+    who.className = 'who';
+    who.textContent = `${invitation.inviter_name} (${invitation.inviter_email})`;
+    li.append(who, invitation.title ? `invites you to ${invitation.title}` : 'wants to talk with you', document.createElement('br'));
+    const answers = [['accept', 'Accept', 'Invitation accepted.'], ['decline', 'Decline', 'Invitation declined.'],
+      ['block', `Block ${invitation.inviter_name}`, `${invitation.inviter_name} is blocked.`]];
+    for (const [action, label, done] of answers) {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = action === 'accept' ? '' : 'secondary';
+      button.dataset.action = action;
+      button.textContent = label;
+      button.addEventListener('click', async () => {
+        button.disabled = true;
+        try {
+          const conversation = await api('POST', `/invitations/${invitation.id}/${action}`);
+          if (action === 'accept') await loadConversations(conversation.id);
+          else await loadInvitations();
+          $('messages-status').textContent = done;
+        } catch (error) { fail('messages-status', error); button.disabled = false; }
+      });
+      li.append(button);
+    }
+    return li;
+  }));
 }
 
 /** New messages arrive on the realtime WebSocket. */
@@ -359,6 +393,7 @@ function listen() {
   socket.addEventListener('message', (event) => {
     const data = JSON.parse(event.data);
     if (data.type === 'conversation.updated') loadConversations($('conversation').value);
+    else if (data.type === 'invitation.created') loadInvitations().catch((error) => fail('messages-status', error));
     else if (data.conversation_id && data.conversation_id === $('conversation').value && data.type.startsWith('message.')) loadMessages();
     else if (data.type === 'transcript.ready' && data.conversation_id === $('conversation').value) loadMessages();
   });
