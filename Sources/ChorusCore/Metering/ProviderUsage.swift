@@ -40,18 +40,19 @@ extension PriceTable {
     public func costMicrodollars(of operation: MeteredOperation, model: String, consumption: Consumption) -> Int64 {
         switch operation {
         case .chat:
-            chatCostMicrodollars(model: model, promptTokens: consumption.inputTokens, completionTokens: consumption.outputTokens)
+            return chatCostMicrodollars(model: model, promptTokens: consumption.inputTokens, completionTokens: consumption.outputTokens)
         case .speech:
-            speechCostMicrodollars(model: model, characters: consumption.characters)
+            return speechCostMicrodollars(model: model, characters: consumption.characters)
         case .transcription:
-            transcriptionCostMicrodollars(model: model, seconds: consumption.audioSeconds)
+            return transcriptionCostMicrodollars(model: model, seconds: consumption.audioSeconds)
         case .image:
-            imageCostMicrodollars(
+            // The token counts are the provider's: summed with saturation (two counts near Int.max trapped here).
+            let reported = consumption.inputTokens.addingClamped(consumption.outputTokens) > 0
+            return imageCostMicrodollars(
                 model: model, images: consumption.images,
-                inputTokens: consumption.inputTokens + consumption.outputTokens > 0 ? consumption.inputTokens : nil,
-                outputTokens: consumption.inputTokens + consumption.outputTokens > 0 ? consumption.outputTokens : nil)
+                inputTokens: reported ? consumption.inputTokens : nil, outputTokens: reported ? consumption.outputTokens : nil)
         case .moderation, .voiceClone:
-            0
+            return 0
         }
     }
 }
