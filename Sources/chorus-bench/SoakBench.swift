@@ -132,6 +132,12 @@ struct Soak: AsyncParsableCommand {
         let conversation = try await http.object(
             .POST, base + "/conversations", json: #"{"kind":"direct","member_emails":["bob@bench.test"]}"#, token: alice)
         guard let conversationID = conversation["id"] as? String else { throw ValidationError("no conversation id in \(conversation)") }
+        // Bob is invited, not added: he accepts before he writes.
+        let pending = try await http.object(.GET, base + "/invitations", token: bob)
+        guard let invitations = pending["invitations"] as? [[String: Any]],
+            let invitationID = invitations.first(where: { $0["conversation_id"] as? String == conversationID })?["id"] as? String
+        else { throw ValidationError("no invitation for bob in \(pending)") }
+        _ = try await http.object(.POST, base + "/invitations/\(invitationID)/accept", token: bob)
 
         print("")
         print("\(name): \(cycles) cycles of \(calls) calls (\(concurrency) at a time, \(Int(callSeconds)) s each) and \(messages) messages"

@@ -177,6 +177,36 @@ struct InvitationTests {
         }
     }
 
+    @Test("a direct conversation keyed by its two account ids (before invitations) is found by their emails", arguments: TestDatabase.all)
+    func legacyDirectKeys(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database) { server in
+            let alice = try await Self.person(server, "alice")
+            let bob = try await Self.person(server, "bob")
+            let sql = server.app.db as! any SQLDatabase
+            let id = UUID().uuidString.lowercased()
+            let now = Date().epochMillis
+            try await sql.raw(
+                """
+                INSERT INTO conversations (id, kind, direct_key, created_by, created_at)
+                VALUES (\(bind: id), 'direct', \(bind: [alice.id, bob.id].sorted().joined(separator: "|")), \(bind: alice.id), \(bind: now))
+                """
+            ).run()
+            for (member, role) in [(alice.id, "owner"), (bob.id, "member")] {
+                try await sql.raw(
+                    """
+                    INSERT INTO conversation_members (conversation_id, user_id, role, joined_at, last_read_seq)
+                    VALUES (\(bind: id), \(bind: member), \(bind: role), \(bind: now), 0)
+                    """
+                ).run()
+            }
+            try await CreateConversationInvitations.rewriteDirectKeys(on: sql)
+            let again = try await Self.create(server, bob, CreateConversationRequest(kind: "direct", memberEmails: [alice.email]))
+            #expect(again.status == 200, "\(again.text)")
+            #expect(try again.decode(ConversationDTO.self).id == id)
+            #expect(try Set(again.decode(ConversationDTO.self).members.map(\.userID)) == [alice.id, bob.id])
+        }
+    }
+
     @Test("presence and typing only between members who accepted; typing is limited per user and conversation", arguments: TestDatabase.all)
     func presenceAndTyping(_ database: TestDatabase) async throws {
         let clock = FrozenClock()

@@ -25,12 +25,17 @@ struct CreateConversationInvitations: AsyncMigration {
         let sql = database as! any SQLDatabase
         try await sql.create(index: "conversation_invitations_email").on("conversation_invitations").column("invitee_email").run()
         try await sql.create(index: "conversation_invitations_inviter").on("conversation_invitations").column("inviter_id").run()
-        // Existing direct conversations: from "id|id" to "email email".
+        try await Self.rewriteDirectKeys(on: sql)
+    }
+
+    /// Existing direct conversations: from "id|id" (sorted account ids) to "email email" (``ChorusStore/directKey(_:)``).
+    /// A pair one of whose accounts is gone keeps its old key, which no new key can equal.
+    static func rewriteDirectKeys(on sql: any SQLDatabase) async throws {
         for row in try await sql.raw("SELECT id, direct_key FROM conversations WHERE direct_key IS NOT NULL").all() {
             let ids = try row.decode(column: "direct_key", as: String.self).split(separator: "|").map(String.init)
+            guard ids.count == 2 else { continue }
             let emails = try await sql.raw("SELECT email FROM users WHERE id IN (\(SQLList(ids.map { SQLBind($0) })))").all()
                 .map { try $0.decode(column: "email", as: String.self) }
-            // A pair whose account is gone keeps its old key, which no new key can equal.
             guard emails.count == 2 else { continue }
             let id = try row.decode(column: "id", as: String.self)
             try await sql.raw("UPDATE conversations SET direct_key = \(bind: ChorusStore.directKey(emails)) WHERE id = \(bind: id)").run()
