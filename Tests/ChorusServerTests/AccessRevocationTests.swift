@@ -1,5 +1,6 @@
 import ChorusAPI
 import Foundation
+import NIOWebSocket
 import SQLKit
 import Testing
 
@@ -12,12 +13,21 @@ struct AccessRevocationTests {
     @Test("logout, refresh-token reuse and the console's revoke end the access token at its next request", arguments: TestDatabase.all)
     func revocation(_ database: TestDatabase) async throws {
         try await TestServer.run(on: database) { server in
-            // Logout.
+            // Logout: the next request is refused, and the session's open WebSocket is closed within seconds.
             let out = try await server.register()
             #expect(try await server.request(.GET, "/mobile/usage-stats", token: out.accessToken).status == 200)
+            let live = try await RealtimeCapsTests.Socket.connect(server, token: out.accessToken)
+            let other = try await Self.login(server, out)
+            let otherLive = try await RealtimeCapsTests.Socket.connect(server, token: other.accessToken)
             #expect(try await server.request(.POST, "/auth/logout", token: out.accessToken).status == 200)
+            let loggedOutAt = ContinuousClock.now
             let afterLogout = try await server.request(.GET, "/mobile/usage-stats", token: out.accessToken)
             #expect(afterLogout.status == 401 && afterLogout.detail == "Could not validate credentials")
+            #expect(try await live.closed() == .policyViolation)
+            #expect(ContinuousClock.now - loggedOutAt <= SessionCheck.lifetime * 2 + .seconds(1))
+            // The same account's other session keeps its socket.
+            #expect(!otherLive.socket.isClosed)
+            try await otherLive.socket.close()
 
             // Refresh-token reuse: the stolen token's session ends, both access tokens with it.
             let reused = try await server.register()

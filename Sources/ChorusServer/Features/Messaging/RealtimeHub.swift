@@ -239,9 +239,6 @@ final class SocketOutbox: Sendable {
         written.futureResult.whenComplete { [pending] _ in pending.withLockedValue { $0 -= size } }
         socket.send(text, promise: written)
     }
-
-    /// Bytes waiting to be written (tests).
-    var pendingBytes: Int { pending.withLockedValue { $0 } }
 }
 
 /// Counts the messages a client sends over one WebSocket in fixed windows; a client over the limit has its socket
