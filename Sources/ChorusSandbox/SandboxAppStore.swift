@@ -297,11 +297,11 @@ public final class SandboxAppStore: Sendable {
     }
 
     /// The longest subscription period, extension or grace period the emulator accepts: ten years.
-    static let longestPeriodSeconds: Double = 10 * 366 * 86_400
+    public static let longestPeriodSeconds: Double = 10 * 366 * 86_400
 
     /// A period from a request body: positive, finite and at most ``longestPeriodSeconds`` (`1e300` would overflow
     /// every date computed from it).
-    static func isValidPeriod(_ seconds: Double) -> Bool { seconds > 0 && seconds <= longestPeriodSeconds }
+    public static func isValidPeriod(_ seconds: Double) -> Bool { seconds > 0 && seconds <= longestPeriodSeconds }
 
     private func handlePurchase(_ request: Request) -> Response {
         let body: PurchaseRequestBody

@@ -141,4 +141,20 @@ struct NumericInputTests {
             #expect(usage.totalCallDurationThisWeek == 2 * 86_400 && usage.totalCallDurationThisMonth == 2 * 86_400)
         }
     }
+
+    @Test("the chorus command refuses a ring time and a subscription period no timer or date can hold (1e300 trapped)")
+    func commandLineBounds() throws {
+        let directory = try CLITests.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ring = try CLITests.run(["sandbox", "--ring-seconds", "1e300"], environment: [:], in: directory)
+        #expect(ring.status != 0 && ring.output.contains("--ring-seconds must be between 0 and 3600"), "\(ring.output)")
+        let purchase = try CLITests.runSplit(
+            [
+                "sandbox", "appstore", "purchase", "--user", "buyer@example.com", "--product", "speech_assistant_basic_weekly",
+                "--period-seconds", "1e300",
+            ],
+            environment: ["CHORUS_DATA_DIR": directory.path], in: directory)
+        #expect(purchase.status == 1, "\(purchase.stderr)")
+        #expect(purchase.stderr.contains("--period-seconds must be positive and at most 316224000"), "\(purchase.stderr)")
+    }
 }

@@ -58,7 +58,10 @@ public struct SandboxAppStoreTool: Sendable {
         let kind: SandboxAppStore.PurchaseKind
         switch product {
         case .plan(let terms):
-            if let periodSeconds, periodSeconds <= 0 { throw SandboxAppStoreToolError("--period-seconds must be positive") }
+            // The emulator's HTTP route refuses what no date can hold; the tool calls it directly, so it checks the same.
+            if let periodSeconds, !SandboxAppStore.isValidPeriod(periodSeconds) {
+                throw SandboxAppStoreToolError("--period-seconds must be positive and at most \(Int(SandboxAppStore.longestPeriodSeconds))")
+            }
             kind = .autoRenewable(period: periodSeconds ?? terms.cycleLength)
         case .addon:
             if periodSeconds != nil {
