@@ -363,9 +363,11 @@ public struct ChorusConfiguration: Sendable {
     public var loopbackURL: URL { Self.loopbackURL(host: hostname, port: port) }
 
     static func loopbackURL(host: String, port: Int) -> URL {
-        let reachable = host == "0.0.0.0" ? "127.0.0.1" : (host == "::" ? "::1" : host)
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        let reachable = bare == "0.0.0.0" ? "127.0.0.1" : (bare == "::" ? "::1" : bare)
         let literal = reachable.contains(":") ? "[\(reachable)]" : reachable
-        return URL(string: "http://\(literal):\(port)")!
+        // A host no URL can hold fails when the server binds to it, with the system's error, rather than here.
+        return URL(string: "http://\(literal):\(port)") ?? URL(string: "http://127.0.0.1:\(port)")!
     }
 
     /// Every environment variable Chorus reads (documented in docs/configuration.md).

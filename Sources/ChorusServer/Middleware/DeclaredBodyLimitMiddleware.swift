@@ -1,8 +1,11 @@
 import Vapor
 
-/// Answers 413 as soon as a request's head declares a body larger than its route accepts, before any of the body is
-/// read (Vapor's collecting reads up to the limit first), and closes the connection after the answer so the body is
-/// never waited for. A client that sent `Expect: 100-continue` gets this final answer instead of a 100.
+/// Answers 413 as soon as a request declares a body larger than its route accepts, instead of reading up to the limit
+/// first (what Vapor's collecting does). Vapor hands a request on when its first body bytes arrive, so the answer
+/// follows the first chunk; the rest is not read into memory (Vapor stops reading a body nobody consumes, and the idle
+/// timeout ends a connection whose client keeps waiting). A client that sent `Expect: 100-continue` gets no
+/// `100 Continue` (Vapor cannot send one): it sends its first bytes when it stops waiting (curl: after 1 s) and
+/// gets this 413 then.
 ///
 /// Routes that stream their body (uploads) declare their own limit in `userInfo[DeclaredBodyLimitMiddleware.limitKey]`
 /// (an `Int` of bytes); every other route gets `CHORUS_MAX_BODY_BYTES`. A body without `Content-Length` (chunked) is
@@ -20,7 +23,7 @@ struct DeclaredBodyLimitMiddleware: AsyncMiddleware {
             let length = Int(declared.trimmingCharacters(in: .whitespaces)) ?? (declared.allSatisfy(\.isNumber) ? Int.max : nil)
             if let length, length > limit {
                 throw Abort(
-                    .payloadTooLarge, headers: ["Connection": "close"],
+                    .payloadTooLarge,
                     reason: "The request body of \(length) bytes is larger than the \(limit) bytes this endpoint accepts")
             }
         }
