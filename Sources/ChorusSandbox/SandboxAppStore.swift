@@ -1,3 +1,4 @@
+import ChorusCore
 import ChorusProviders
 import Foundation
 import NIOConcurrencyHelpers
@@ -546,9 +547,7 @@ public struct SandboxTransaction: Sendable, Equatable {
 enum AppStoreMillis {
     /// Milliseconds since 1970, clamped to what an `Int64` holds (a date past the year 292 million is no date).
     static func from(_ date: Date) -> Int64 {
-        let millis = (date.timeIntervalSince1970 * 1000).rounded()
-        guard millis.isFinite else { return millis > 0 ? .max : .min }
-        return Int64(exactly: millis) ?? (millis > 0 ? .max : .min)
+        Int64(clampingRounded: date.timeIntervalSince1970 * 1000)
     }
 
     static func date(_ millis: Int64) -> Date {

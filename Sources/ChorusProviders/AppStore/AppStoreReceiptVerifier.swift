@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ChorusCore
 import Foundation
 import Logging
 import NIOCore
@@ -407,7 +408,6 @@ public struct AppStoreReceiptVerifier: Sendable {
 
     /// For the log: a date read from Apple's answer as milliseconds, clamped (a date of `Int64.max` ms rounds above it).
     private static func millis(_ date: Date) -> Int64 {
-        let millis = (date.timeIntervalSince1970 * 1000).rounded()
-        return Int64(exactly: millis) ?? (millis > 0 ? .max : .min)
+        Int64(clampingRounded: date.timeIntervalSince1970 * 1000)
     }
 }
