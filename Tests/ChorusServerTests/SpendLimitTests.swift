@@ -2,6 +2,7 @@ import ChorusAPI
 import ChorusCore
 import ChorusSandbox
 import Foundation
+import SQLKit
 import Testing
 
 @testable import ChorusServer
@@ -68,6 +69,15 @@ struct SpendLimitTests {
             #expect(replies.allSatisfy { $0.status == 200 }, "\(replies.map(\.status))")
             #expect(Set(replies.compactMap { try? $0.decode(TranscriptionResponse.self).transcript }) == ["Dinner is at seven tonight."])
             #expect(try await Self.providerRequests(server, "audio/transcriptions") == 3)
+
+            // Erasing the voice data erases the stored transcripts with their recordings.
+            func stored() async throws -> Int {
+                try await (server.app.db as! any SQLDatabase).raw("SELECT COUNT(*) AS n FROM audio_transcripts").first()?
+                    .decode(column: "n", as: Int.self) ?? -1
+            }
+            #expect(try await stored() == 3)
+            #expect(try await server.request(.DELETE, "/me/voice-data", token: alice.token).status == 200)
+            #expect(try await stored() == 0)
         }
     }
 
@@ -154,9 +164,14 @@ struct SpendLimitTests {
             func summary(_ body: SummaryRequest) async throws -> TestServer.Reply {
                 try await server.request(.POST, "/conversations/\(conversation.id)/summary", token: alice.token, json: body)
             }
-            let first = try await summary(SummaryRequest(last: 20))
-            #expect(first.status == 200, "\(first.text)")
-            #expect(try first.decode(SummaryResponse.self).cached == false)
+            // Six identical requests at once: one generation (the daily limit of 1 would refuse a second), one answer.
+            let firsts = try await withThrowingTaskGroup(of: TestServer.Reply.self) { group in
+                for _ in 0..<6 { group.addTask { try await summary(SummaryRequest(last: 20)) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(firsts.map(\.status) == Array(repeating: 200, count: 6), "\(firsts.map(\.text))")
+            #expect(Set(try firsts.map { try $0.decode(SummaryResponse.self).summaryID }).count == 1)
+            let first = firsts[0]
             // `since` before the first message covers the same twenty messages: the stored summary, no second call.
             let same = try await summary(SummaryRequest(since: start))
             #expect(same.status == 200, "\(same.text)")
