@@ -114,7 +114,7 @@ struct AccessRevocationTests {
         }
     }
 
-    @Test("emails with control, NUL or bidi characters are refused; display names are NFC, without bidi controls, limited in bytes")
+    @Test("emails with control, NUL or bidi characters are refused; display names and group titles are NFC, without bidi controls, limited in bytes")
     func inputRules() async throws {
         try await TestServer.run(on: .sqlite) { server in
             for email in [
@@ -142,6 +142,18 @@ struct AccessRevocationTests {
             // Emoji sequences (zero-width joiners) and scripts that need joiners are names like any other.
             #expect(try await setName("👨‍👩‍👧 Family").status == 200)
             #expect(try await setName("می‌خواهم").status == 200)
+            // Group titles follow the same rules.
+            func group(_ title: String) async throws -> TestServer.Reply {
+                try await server.request(
+                    .POST, "/conversations", token: tokens.accessToken,
+                    json: CreateConversationRequest(kind: "group", title: title, memberEmails: ["someone@example.com"]))
+            }
+            #expect(try await group("Trip \u{202E}gpj.exe").status == 422)
+            #expect(try await group(String(repeating: "\u{1F600}", count: 101)).status == 422)  // 101 characters
+            #expect(try await group("a" + String(repeating: "\u{301}", count: 250)).status == 422)  // one character, 500 bytes
+            let created = try await group("Cafe\u{301} crew")
+            #expect(created.status == 201 || created.status == 200, "\(created.text)")
+            #expect(try created.decode(ConversationDTO.self).title.map { Array($0.unicodeScalars) } == Array("Caf\u{E9} crew".unicodeScalars))
         }
     }
 }

@@ -103,14 +103,15 @@ struct ConversationsController: RouteCollection {
             validator.check(
                 (1...Self.maxGroupMembers - 1).contains(emails.count), "member_emails",
                 "A group has 1 to \(Self.maxGroupMembers - 1) other members")
-            let title = body.title?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-            validator.check((1...100).contains(title.count), "title", "A group needs a title of 1 to 100 characters")
+            validator.check(
+                UserText.name(body.title ?? "", characters: 1...100, bytes: 400) != nil, "title",
+                "A group needs a title of 1 to 100 characters (at most 400 bytes), without control or bidirectional-override characters")
         }
         validator.check(emails.allSatisfy(EmailAddress.isValid), "member_emails", "Use valid email addresses")
         try validator.throwIfInvalid()
         let me = try await callerEmail(req)
         guard !emails.contains(me) else { throw APIError.invalid("member_emails", "Do not list yourself") }
-        let title = body.kind == "group" ? body.title?.trimmingCharacters(in: .whitespacesAndNewlines) : nil
+        let title = body.kind == "group" ? body.title.flatMap { UserText.name($0, characters: 1...100, bytes: 400) } : nil
         let (id, created, invited) = try await req.store.createConversation(
             id: UUID().uuidString.lowercased(), kind: body.kind, title: title, creatorID: user.id, creatorEmail: me, inviteeEmails: emails,
             now: services.now())
