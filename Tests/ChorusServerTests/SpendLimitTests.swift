@@ -188,6 +188,45 @@ struct SpendLimitTests {
         }
     }
 
+    @Test("stories: each story is one of the user's daily operations, 5 concurrent stories against room for 2", arguments: TestDatabase.all)
+    func storyOperations(_ database: TestDatabase) async throws {
+        let environment = StoriesTests.environment.merging(["CHORUS_STORIES_USER_DAILY_OPERATIONS": "2"]) { $1 }
+        try await TestServer.run(on: database, environment: environment) { server in
+            let parent = try await MessagingTests.person(server, name: "parent")
+            let hero = try await StoriesTests.hero(server, parent)
+            let replies = try await withThrowingTaskGroup(of: TestServer.Reply.self) { group in
+                for _ in 0..<5 {
+                    group.addTask {
+                        try await server.request(
+                            .POST, "/stories", token: parent.token,
+                            json: CreateStoryRequest(
+                                heroID: hero.id, eventID: "birthday", lengthMinutes: 1, language: "en", voice: "nova", illustrationCount: 0))
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let statuses = replies.map(\.status)
+            #expect(statuses.filter { $0 == 202 }.count == 2, "\(statuses)")
+            let refused = replies.filter { reply in reply.status == 429 }
+            #expect(refused.count == 3, "\(statuses)")
+            for reply in refused {
+                #expect(reply.detail == "You've reached today's limit of 2 story operations. Try again tomorrow.", "\(reply.text)")
+                Self.expectRetryAfterNextDay(reply, "429")
+            }
+            // The two admitted stories finish: their own provider calls are not refused by the limit.
+            let accepted = try replies.filter { $0.status == 202 }.map { try $0.decode(StoryAcceptedDTO.self).id }
+            for id in accepted {
+                try await server.eventually(timeout: .seconds(40), "story \(id) is finished") {
+                    StoriesTests.finished(try await StoriesTests.story(server, parent, id))
+                }
+                #expect(try await StoriesTests.story(server, parent, id).stages.narration == "succeeded")
+            }
+            // The refused ones made no story at all.
+            let list = try await server.request(.GET, "/stories", token: parent.token)
+            #expect((list.json["stories"] as? [Any])?.count == 2, "\(list.text)")
+        }
+    }
+
     @Test("trial calls: a daily cap across all accounts, 6 concurrent trial calls by 6 accounts, 2 placed", arguments: TestDatabase.all)
     func trialCallsPerDay(_ database: TestDatabase) async throws {
         try await TestServer.run(on: database, environment: ["CHORUS_TRIAL_CALLS_PER_DAY": "2"]) { server in
