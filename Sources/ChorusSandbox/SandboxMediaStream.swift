@@ -59,7 +59,7 @@ extension SandboxTwilio {
         /// A load benchmark turns this off.
         public var recordsMessages: Bool
         /// Keep the μ-law bytes the application's audio played, per call (``SandboxTwilio/playedAudio(sid:)``), at most
-        /// ``maximumRecordingSeconds`` of them.
+        /// ``keptAudioSeconds`` of them.
         public var keepsPlayedAudio: Bool
         /// Let the callee speak with `espeak-ng` when it is installed (otherwise, or when `false`, a synthetic
         /// voice-like signal).
@@ -67,19 +67,22 @@ extension SandboxTwilio {
         /// The callee's microphone carries very low noise when it is not speaking (`false`: digital silence, 0xFF).
         public var calleeNoise: Bool
         /// Keep each call's recording — both sides mixed, as the callee's phone would record it, at most
-        /// ``maximumRecordingSeconds`` — for ``SandboxTwilio/recording(sid:)`` and `GET /calls/{call_sid}/recording.wav`.
+        /// ``keptAudioSeconds`` — for ``SandboxTwilio/recording(sid:)`` and `GET /calls/{call_sid}/recording.wav`.
         public var recordsCalls: Bool
+        /// The longest recording, and the most played audio, kept per call (``maximumRecordingSeconds`` by default).
+        public var keptAudioSeconds: Int
 
-        /// The longest recording (and played audio) kept per call.
+        /// The default ``keptAudioSeconds``.
         public static let maximumRecordingSeconds = 600
 
         /// Creates options; the defaults record messages and calls, keep played audio, prefer espeak-ng and add low
         /// noise.
         public init(
             recordsMessages: Bool = true, keepsPlayedAudio: Bool = true, usesSpeechSynthesizer: Bool = true, calleeNoise: Bool = true,
-            recordsCalls: Bool = true
+            recordsCalls: Bool = true, keptAudioSeconds: Int = maximumRecordingSeconds
         ) {
             self.recordsCalls = recordsCalls
+            self.keptAudioSeconds = min(max(0, keptAudioSeconds), Self.maximumRecordingSeconds)
             self.recordsMessages = recordsMessages
             self.keepsPlayedAudio = keepsPlayedAudio
             self.usesSpeechSynthesizer = usesSpeechSynthesizer
@@ -668,7 +671,7 @@ final class MediaStreamSession: Sendable {
     /// Mixes the tick's 20 ms of both sides into the call's recording.
     private func record(_ calleePayload: String, state: inout State) {
         defer { state.tickPlayed.removeAll(keepingCapacity: true) }
-        guard state.recording.count < SandboxTwilio.MediaStreamOptions.maximumRecordingSeconds * MuLaw.sampleRate else { return }
+        guard state.recording.count < options.keptAudioSeconds * MuLaw.sampleRate else { return }
         let callee = [UInt8](Data(base64Encoded: calleePayload) ?? Data())
         for index in 0..<CalleeAudio.frameBytes {
             let near = index < callee.count ? Int32(MuLaw.decode(callee[index])) : 0
@@ -739,7 +742,7 @@ final class MediaStreamSession: Sendable {
                 guard remaining > 0 else { return }
                 let take = min(remaining, bytes.count - state.headOffset)
                 if options.keepsPlayedAudio {
-                    let room = SandboxTwilio.MediaStreamOptions.maximumRecordingSeconds * MuLaw.sampleRate - state.played.count
+                    let room = options.keptAudioSeconds * MuLaw.sampleRate - state.played.count
                     state.played.append(contentsOf: bytes[state.headOffset..<state.headOffset + min(take, max(0, room))])
                 }
                 if options.recordsCalls { state.tickPlayed.append(contentsOf: bytes[state.headOffset..<state.headOffset + take]) }

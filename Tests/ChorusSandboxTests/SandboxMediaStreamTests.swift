@@ -131,13 +131,16 @@ final class StreamHarness: Sendable {
         bridge.withLockedValue { $0.callbacks }.filter { $0.value("CallSid") == callSid }
     }
 
-    static func start(retention: SandboxTwilio.Retention = SandboxTwilio.Retention()) async throws -> StreamHarness {
+    static func start(
+        retention: SandboxTwilio.Retention = SandboxTwilio.Retention(), mediaStreams: SandboxTwilio.MediaStreamOptions = .init()
+    ) async throws -> StreamHarness {
         let app = try await Application.make(.testing)
         app.logger.logLevel = .warning
         let recorder = SandboxRecorder(redacting: [authToken])
         let twilio = SandboxTwilio(
             accountSID: accountSID, authToken: authToken, httpClient: .shared,
-            timing: .init(ringDelay: .seconds(1), talkDuration: .seconds(5), timeScale: 0.01), recorder: recorder, retention: retention
+            timing: .init(ringDelay: .seconds(1), talkDuration: .seconds(5), timeScale: 0.01), mediaStreams: mediaStreams, recorder: recorder,
+            retention: retention
         )
         twilio.register(on: app.grouped(recorder))
         recorder.register(on: app)
@@ -340,9 +343,10 @@ func tone(ms: Int, seed: Int) -> [UInt8] {
 }
 
 func withStreamHarness(
-    retention: SandboxTwilio.Retention = SandboxTwilio.Retention(), _ body: (StreamHarness) async throws -> Void
+    retention: SandboxTwilio.Retention = SandboxTwilio.Retention(), mediaStreams: SandboxTwilio.MediaStreamOptions = .init(),
+    _ body: (StreamHarness) async throws -> Void
 ) async throws {
-    let harness = try await StreamHarness.start(retention: retention)
+    let harness = try await StreamHarness.start(retention: retention, mediaStreams: mediaStreams)
     do {
         try await body(harness)
     } catch {

@@ -140,6 +140,20 @@ struct SandboxRetentionTests {
         }
     }
 
+    @Test func aCallKeepsAtMostItsAudioCapOfRecordingAndPlayedAudio() async throws {
+        // One second kept: the AI plays 3 s (the `barge` bridge) and the call lasts about 3.5 s.
+        try await withStreamHarness(mediaStreams: SandboxTwilio.MediaStreamOptions(keptAudioSeconds: 1)) { harness in
+            let sid = try await harness.createCall(to: "+14155552000", twiml: "/twiml?mode=barge")
+            _ = try await harness.waitForConnection(sid)
+            try await Task.sleep(for: .milliseconds(3_500))
+            try await harness.hangUp(sid)
+            #expect(await harness.twilio.waitUntilEnded(sid: sid, timeout: .seconds(10)) != nil)
+            #expect(harness.twilio.recording(sid: sid)?.count == 8_000)
+            #expect(harness.twilio.playedAudio(sid: sid)?.count == 8_000)
+            #expect((harness.twilio.mediaStream(sid: sid)?.aiAudioPlayedMs ?? 0) > 1_000)
+        }
+    }
+
     // MARK: Realtime sessions
 
     @Test func closedRealtimeSessionsBeyondTheRetentionAreForgottenAndOpenOnesAreAlwaysListed() async throws {
