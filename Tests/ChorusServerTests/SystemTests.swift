@@ -38,6 +38,16 @@ struct SystemTests {
                 #expect(options.status == 405, "\(path)")
                 #expect(options.headers.first(name: "Allow") == allowed, "\(path)")
             }
+            // ...and a method of the parameter's route does not reach it there: PATCH /messages/search is not a message.
+            let searchToken = try await server.register().accessToken
+            for (method, path, allowed) in [(HTTPMethod.PATCH, "/messages/search", "GET"), (.DELETE, "/stories/voices", "GET")] {
+                let shadowed = try await server.request(method, path, token: searchToken, json: ["content": "x"])
+                #expect(shadowed.status == 405, "\(method) \(path)")
+                #expect(shadowed.headers.first(name: "Allow") == allowed, "\(method) \(path)")
+                #expect(shadowed.detail == "Method Not Allowed")
+            }
+            #expect(try await server.request(.GET, "/messages/search?q=hello", token: searchToken).status == 200)
+            #expect(try await server.request(.DELETE, "/stories/\(UUID().uuidString.lowercased())", token: searchToken).status == 404)
 
             let token = try await server.register().accessToken
             let huge = Data(#"{"phone_number":"+14155550100","scenario":""#.utf8) + Data(repeating: 0x61, count: 200_000) + Data(#""}"#.utf8)

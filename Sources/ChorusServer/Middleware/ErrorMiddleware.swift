@@ -3,13 +3,36 @@ import Foundation
 import Vapor
 
 /// Turns every error into the contract's JSON bodies and logs unexpected ones with the request id.
+///
+/// It also keeps the contract's path matching, where a literal segment wins over a parameter: Vapor routes each
+/// method on its own, so `PATCH /messages/search` would reach `PATCH /messages/{message_id}` with the id `search`;
+/// the contract has no PATCH on `/messages/search`, so the answer is 405 with the `Allow` of that path.
 struct ChorusErrorMiddleware: AsyncMiddleware {
+    struct ShadowedRoute: Error {}
+
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         do {
+            if let route = request.route, isShadowed(route, for: request) { throw ShadowedRoute() }
             return try await next.respond(to: request)
         } catch {
             return Self.response(for: error, request: request)
         }
+    }
+
+    /// Whether a route with a parameter matched a path that a route with a literal segment there claims.
+    private func isShadowed(_ route: Route, for request: Request) -> Bool {
+        let parameters = route.path.filter { if case .parameter = $0 { true } else { false } }.count
+        guard parameters > 0, route.path.allSatisfy({ if case .constant = $0 { true } else if case .parameter = $0 { true } else { false } })
+        else { return false }
+        let specific = mostSpecificRoutes(for: request)
+        return !specific.isEmpty && !specific.contains { $0.path.map(\.description) == route.path.map(\.description) }
+    }
+
+    /// Vapor's answer when no route matched, or a route the contract does not match there.
+    private static func isUnrouted(_ error: any Error) -> Bool {
+        if error is ShadowedRoute { return true }
+        guard let abort = error as? any AbortError else { return false }
+        return abort.status == .notFound && abort.reason == "Not Found"
     }
 
     static func response(for error: any Error, request: Request) -> Response {
@@ -52,9 +75,10 @@ struct ChorusErrorMiddleware: AsyncMiddleware {
         case let error as DecodingError:
             status = .unprocessableEntity
             body = ValidationErrorResponse(detail: "Validation error", errors: [FieldError(decoding: error)])
-        case let abort as any AbortError where abort.status == .notFound && abort.reason == "Not Found":
-            // No route matched: 405 with `Allow` when the path exists for other methods, 404 otherwise.
-            let allowed = allowedMethods(for: request)
+        case _ where isUnrouted(error):
+            // No route matched (or only one the contract does not match there): 405 with `Allow` when the path exists
+            // for other methods, 404 otherwise.
+            let allowed = Set(mostSpecificRoutes(for: request).map(\.method.rawValue)).sorted()
             if allowed.isEmpty {
                 status = .notFound
                 body = ErrorResponse(detail: "Not Found")
@@ -81,10 +105,10 @@ struct ChorusErrorMiddleware: AsyncMiddleware {
     }
 }
 
-/// The methods registered for the request's path (parameters match any segment), as the contract matches paths: a
-/// literal segment wins over a parameter, so `/stories/voices` allows what `/stories/voices` has, not what
-/// `/stories/{story_id}` has.
-private func allowedMethods(for request: Request) -> [String] {
+/// The routes registered for the request's path (parameters match any segment), as the contract matches paths: a
+/// literal segment wins over a parameter, so `/stories/voices` has the routes of `/stories/voices`, not those of
+/// `/stories/{story_id}`.
+private func mostSpecificRoutes(for request: Request) -> [Route] {
     let segments = request.url.path.split(separator: "/", omittingEmptySubsequences: true)
     var candidates = request.application.routes.all.filter { route in
         route.path.count == segments.count
@@ -100,7 +124,7 @@ private func allowedMethods(for request: Request) -> [String] {
         }
         if !literal.isEmpty { candidates = literal }
     }
-    return Set(candidates.map(\.method.rawValue)).sorted()
+    return candidates
 }
 
 private struct AnyEncodable: Encodable {
