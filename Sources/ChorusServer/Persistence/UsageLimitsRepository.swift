@@ -120,8 +120,12 @@ extension ChorusStore {
 
     /// Charges one unit to every counter of `charges` without passing its limit, all or nothing (conditional upserts in
     /// one transaction, in a fixed order so concurrent transactions cannot deadlock). Returns the first charge whose
-    /// limit is reached, or `nil` when all were charged.
+    /// limit is reached, or `nil` when all were charged. Counters of days before the charged one are dropped first
+    /// (nothing reads them again), so the table holds about a day of addresses and networks.
     func chargeAdmission(_ charges: [AdmissionCharge]) async throws -> AdmissionCharge? {
+        if let today = charges.map(\.period).min() {
+            try await sql.raw("DELETE FROM admission_counters WHERE period < \(bind: today)").run()
+        }
         do {
             try await writeTransaction { tx in
                 for charge in charges.sorted(by: { ($0.scope, $0.period) < ($1.scope, $1.period) }) {
