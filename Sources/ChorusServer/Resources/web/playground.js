@@ -145,6 +145,7 @@ $('auth-form').addEventListener('submit', async (event) => {
 $('sign-out').addEventListener('click', async () => {
   try { await api('POST', '/auth/logout', { refresh_token: tokens?.refresh_token }); } catch { /* signed out anyway */ }
   saveTokens(null);
+  if (socket) { const closing = socket; socket = null; closing.close(); }
   sessionStorage.removeItem('chorus.email');
   announce('Signed out.');
   show();
@@ -385,12 +386,22 @@ async function loadInvitations() {
   }));
 }
 
-/** New messages arrive on the realtime WebSocket. */
+/** New messages arrive on the realtime WebSocket, which belongs to the session that opened it: signing out closes it
+ * (the server closes it too, with 1008), and a socket the server closed is opened again for the current session
+ * (at most 5 times in a row without one that opened). */
+let socketFailures = 0;
 function listen() {
-  if (socket && socket.readyState <= 1) return;
+  if (!tokens || (socket && socket.readyState <= 1)) return;
   const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-  socket = new WebSocket(`${scheme}://${location.host}/ws?access_token=${encodeURIComponent(tokens.access_token)}`);
-  socket.addEventListener('message', (event) => {
+  const current = new WebSocket(`${scheme}://${location.host}/ws?access_token=${encodeURIComponent(tokens.access_token)}`);
+  socket = current;
+  current.addEventListener('open', () => { socketFailures = 0; });
+  current.addEventListener('close', () => {
+    if (socket !== current) return;
+    socket = null;
+    if (tokens && ++socketFailures <= 5) setTimeout(listen, 1000);
+  });
+  current.addEventListener('message', (event) => {
     const data = JSON.parse(event.data);
     if (data.type === 'conversation.updated') loadConversations($('conversation').value);
     else if (data.type === 'invitation.created') loadInvitations().catch((error) => fail('messages-status', error));
