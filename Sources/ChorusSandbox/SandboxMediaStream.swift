@@ -359,6 +359,8 @@ final class MediaStreamSession: Sendable {
         var played: [UInt8] = []
         /// Both sides mixed, one μ-law byte per sample (when recording calls).
         var recording: [UInt8] = []
+        /// `false` once the call's audio is sealed (``MediaStreamSession/sealKeptAudio(limit:)``): nothing more is kept.
+        var keepsAudio = true
         /// What the application's audio played in the current tick (when recording calls).
         var tickPlayed: [UInt8] = []
         var playedBytes = 0
@@ -671,7 +673,7 @@ final class MediaStreamSession: Sendable {
     /// Mixes the tick's 20 ms of both sides into the call's recording.
     private func record(_ calleePayload: String, state: inout State) {
         defer { state.tickPlayed.removeAll(keepingCapacity: true) }
-        guard state.recording.count < options.keptAudioSeconds * MuLaw.sampleRate else { return }
+        guard state.keepsAudio, state.recording.count < options.keptAudioSeconds * MuLaw.sampleRate else { return }
         let callee = [UInt8](Data(base64Encoded: calleePayload) ?? Data())
         for index in 0..<CalleeAudio.frameBytes {
             let near = index < callee.count ? Int32(MuLaw.decode(callee[index])) : 0
@@ -741,7 +743,7 @@ final class MediaStreamSession: Sendable {
             case .audio(let bytes):
                 guard remaining > 0 else { return }
                 let take = min(remaining, bytes.count - state.headOffset)
-                if options.keepsPlayedAudio {
+                if options.keepsPlayedAudio, state.keepsAudio {
                     let room = options.keptAudioSeconds * MuLaw.sampleRate - state.played.count
                     state.played.append(contentsOf: bytes[state.headOffset..<state.headOffset + min(take, max(0, room))])
                 }
@@ -788,8 +790,19 @@ final class MediaStreamSession: Sendable {
         state.withLockedValue { $0.recording }
     }
 
-    /// The bytes of audio the session keeps (its recording and played audio).
-    func keptAudioBytes() -> Int {
-        state.withLockedValue { $0.recording.count + $0.played.count }
+    /// Stops keeping audio (none is added afterwards, even by a late frame) and cuts what is kept to at most `limit`
+    /// bytes — the end of the played audio first, then the end of the recording; returns the bytes kept.
+    func sealKeptAudio(limit: Int) -> Int {
+        state.withLockedValue { state in
+            state.keepsAudio = false
+            var excess = state.recording.count + state.played.count - max(0, limit)
+            if excess > 0 {
+                let cut = min(excess, state.played.count)
+                state.played = Array(state.played.dropLast(cut))
+                excess -= cut
+            }
+            if excess > 0 { state.recording = Array(state.recording.dropLast(excess)) }
+            return state.recording.count + state.played.count
+        }
     }
 }

@@ -62,7 +62,7 @@ public final class SandboxTwilio: Sendable {
     /// How much of the calls that are over the emulator keeps for inspection (``calls()``, ``recording(sid:)``, ...).
     /// Calls in progress are always kept; once more ended calls than ``endedCalls`` are kept, or their audio
     /// (recordings and played audio) exceeds ``audioBytes``, the oldest ended calls are forgotten entirely (the most
-    /// recent one is always kept).
+    /// recent one is always kept; if its audio alone exceeds ``audioBytes``, the end of it is dropped to fit).
     public struct Retention: Sendable, Equatable {
         /// The default ``endedCalls``.
         public static let defaultEndedCalls = 100
@@ -539,7 +539,9 @@ public final class SandboxTwilio: Sendable {
     /// Marks the call's task as finished, wakes those waiting for the call to end, and forgets the oldest ended calls
     /// beyond the ``retention``.
     private func lifecycleFinished(_ sid: String) {
-        let audioBytes = state.withLockedValue { $0.calls[sid]?.stream }?.keptAudioBytes() ?? 0
+        // The call's audio is counted once and for all: no later frame adds to it, and one call alone keeps at most
+        // the whole cap (the newest call is always kept, so its audio is cut to fit rather than exceed the cap).
+        let audioBytes = state.withLockedValue { $0.calls[sid]?.stream }?.sealKeptAudio(limit: retention.audioBytes) ?? 0
         let (waiters, record) = state.withLockedValue { state -> ([CheckedContinuation<SandboxCallRecord?, Never>], SandboxCallRecord?) in
             let waiters = state.waiters.removeValue(forKey: sid).map { Array($0.values) } ?? []
             guard state.calls[sid] != nil else { return (waiters, nil) }

@@ -140,6 +140,18 @@ struct SandboxRetentionTests {
         }
     }
 
+    @Test func theNewestCallAloneOverTheAudioCapIsKeptWithItsAudioCutToTheCap() async throws {
+        // The call records about 1.2 s (9,600 bytes), far more than the cap: it is kept, its recording cut to fit.
+        let cap = 2_000
+        try await withStreamHarness(retention: SandboxTwilio.Retention(endedCalls: 100, audioBytes: cap)) { harness in
+            let sid = try await harness.createCall(to: "+14155551010", twiml: "/twiml?mode=close")
+            #expect(await harness.twilio.waitUntilEnded(sid: sid, timeout: .seconds(10)) != nil)
+            #expect(harness.twilio.call(sid: sid) != nil)
+            #expect(harness.twilio.recording(sid: sid)?.count == cap)
+            #expect(harness.twilio.state.withLockedValue { $0.endedAudioBytes } == cap)
+        }
+    }
+
     @Test func aCallKeepsAtMostItsAudioCapOfRecordingAndPlayedAudio() async throws {
         // One second kept: the AI plays 3 s (the `barge` bridge) and the call lasts about 3.5 s.
         try await withStreamHarness(mediaStreams: SandboxTwilio.MediaStreamOptions(keptAudioSeconds: 1)) { harness in
