@@ -130,15 +130,30 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         while (try? channel.readOutbound(as: ByteBuffer.self)) != nil {}
     }
 
+    /// Runs the target on one input from async code (the tests): the App Store verification is awaited instead of
+    /// blocking a thread of the cooperative pool on it.
+    public func runAsync(_ bytes: [UInt8]) async {
+        if self == .appStoreJWS {
+            await Self.verifyJWS(String(decoding: bytes, as: UTF8.self))
+        } else {
+            run(bytes)
+        }
+    }
+
     /// Runs the whole verification of a signed App Store document against the real Apple root (nothing from the
-    /// fuzzer can chain to it, so every input ends in an error: the point is that it ends).
+    /// fuzzer can chain to it, so every input ends in an error: the point is that it ends). From libFuzzer's thread,
+    /// which is not one of the cooperative pool's, it waits for the verification.
     private static func verifyJWS(_ jws: String) {
-        let verifier = AppStoreSignedDataVerifier(bundleID: "com.chorus.fuzz", appAppleID: 1, acceptedEnvironments: nil)
         let done = DispatchSemaphore(value: 0)
         Task {
-            _ = try? await verifier.verifyDocument(jws)
+            await verifyJWS(jws)
             done.signal()
         }
         done.wait()
+    }
+
+    private static func verifyJWS(_ jws: String) async {
+        let verifier = AppStoreSignedDataVerifier(bundleID: "com.chorus.fuzz", appAppleID: 1, acceptedEnvironments: nil)
+        _ = try? await verifier.verifyDocument(jws)
     }
 }

@@ -12,11 +12,11 @@ import Testing
         .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus")
 
     @Test(arguments: FuzzTarget.allCases)
-    func corpusReplays(_ target: FuzzTarget) throws {
+    func corpusReplays(_ target: FuzzTarget) async throws {
         let files = FuzzInputs.files(at: Self.corpus.appendingPathComponent(target.rawValue))
         #expect(files.count >= 2, "every target has a seed corpus of a few inputs")
         for file in files {
-            target.run([UInt8](try Data(contentsOf: file)))
+            await target.runAsync([UInt8](try Data(contentsOf: file)))
         }
     }
 
