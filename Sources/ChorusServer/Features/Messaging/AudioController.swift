@@ -43,9 +43,6 @@ struct AudioController: RouteCollection {
         else {
             throw APIError.detail(.unsupportedMediaType, "Upload the recording as audio/mp4 (m4a/AAC), audio/mpeg (mp3) or audio/wav")
         }
-        if let length = req.headers.first(name: .contentLength).flatMap(Int.init), length > settings.maxUploadBytes {
-            throw APIError.detail(.payloadTooLarge, "Recordings are limited to \(settings.maxUploadBytes / (1024 * 1024)) MB")
-        }
         let longForm = (try? req.query.get(Bool.self, at: "long_form")) ?? false
         let maxSeconds = longForm ? settings.longFormMaxSeconds : settings.maxSeconds
 
