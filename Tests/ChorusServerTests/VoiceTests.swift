@@ -317,11 +317,16 @@ struct VoiceTests {
             // 8 days after it was made and never asked for again, the forgotten speech is deleted (row and file); the
             // other was asked for 3 days ago. Watched in the database, since asking for the speech would keep it.
             let sql = server.app.db as! any SQLDatabase
+            let speechFiles = {
+                try FileManager.default.subpathsOfDirectory(atPath: server.configuration.dataDirectory.appendingPathComponent("blobs").path)
+                    .filter { $0.hasPrefix("speech/") && $0.hasSuffix(".mp3") }
+            }
+            // The row goes first, then its file: wait for both.
             try await server.eventually("the unused speech is deleted") {
                 try await sql.raw("SELECT COUNT(*) AS n FROM speech_cache").first()?.decode(column: "n", as: Int.self) == 1
+                    && (try speechFiles()).count == 1
             }
-            let blobs = try FileManager.default.subpathsOfDirectory(atPath: server.configuration.dataDirectory.appendingPathComponent("blobs").path)
-                .filter { $0.hasPrefix("speech/") && $0.hasSuffix(".mp3") }
+            let blobs = try speechFiles()
             #expect(blobs.count == 1, "\(blobs)")
             #expect(try await Self.speech(server, bob, message: forgotten).decode(SpeechResponse.self).cached == false)
             #expect(try await Self.speech(server, bob, message: used).decode(SpeechResponse.self).cached == true)
