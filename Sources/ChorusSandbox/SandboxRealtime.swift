@@ -47,6 +47,9 @@ public final class SandboxRealtime: Sendable {
         public var speed: Double
         /// Milliseconds of audio in each `response.output_audio.delta`. Default 100.
         public var chunkMs: Int
+        /// How many times faster than real time a text is read aloud (a session without turn detection answering a
+        /// user `input_text` message: speech synthesis, where nobody listens live). Default 100.
+        public var readingSpeed: Double
         /// What the model says: response *n* of a session speaks line *n* (cycling), so the first line is the greeting.
         public var replyLines: [String]
         /// Transcripts of the caller's turns, in order, when input transcription is on; afterwards (or when empty) a
@@ -73,6 +76,7 @@ public final class SandboxRealtime: Sendable {
             firstAudioDelayMs: Int = 250,
             speed: Double = 4,
             chunkMs: Int = 100,
+            readingSpeed: Double = 100,
             replyLines: [String] = Behavior.defaultReplyLines,
             callerTranscripts: [String] = [],
             failAfterMs: Int? = nil,
@@ -82,6 +86,7 @@ public final class SandboxRealtime: Sendable {
             self.firstAudioDelayMs = firstAudioDelayMs
             self.speed = speed
             self.chunkMs = chunkMs
+            self.readingSpeed = readingSpeed
             self.replyLines = replyLines
             self.callerTranscripts = callerTranscripts
             self.failAfterMs = failAfterMs
@@ -93,6 +98,7 @@ public final class SandboxRealtime: Sendable {
             case firstAudioDelayMs = "first_audio_delay_ms"
             case speed
             case chunkMs = "chunk_ms"
+            case readingSpeed = "reading_speed"
             case replyLines = "reply_lines"
             case callerTranscripts = "caller_transcripts"
             case failAfterMs = "fail_after_ms"
@@ -107,6 +113,7 @@ public final class SandboxRealtime: Sendable {
             firstAudioDelayMs = try container.decodeIfPresent(Int.self, forKey: .firstAudioDelayMs) ?? defaults.firstAudioDelayMs
             speed = try container.decodeIfPresent(Double.self, forKey: .speed) ?? defaults.speed
             chunkMs = try container.decodeIfPresent(Int.self, forKey: .chunkMs) ?? defaults.chunkMs
+            readingSpeed = try container.decodeIfPresent(Double.self, forKey: .readingSpeed) ?? defaults.readingSpeed
             replyLines = try container.decodeIfPresent([String].self, forKey: .replyLines) ?? defaults.replyLines
             callerTranscripts = try container.decodeIfPresent([String].self, forKey: .callerTranscripts) ?? defaults.callerTranscripts
             failAfterMs = try container.decodeIfPresent(Int.self, forKey: .failAfterMs)
@@ -120,6 +127,7 @@ public final class SandboxRealtime: Sendable {
             try container.encode(firstAudioDelayMs, forKey: .firstAudioDelayMs)
             try container.encode(speed, forKey: .speed)
             try container.encode(chunkMs, forKey: .chunkMs)
+            try container.encode(readingSpeed, forKey: .readingSpeed)
             try container.encode(replyLines, forKey: .replyLines)
             try container.encode(callerTranscripts, forKey: .callerTranscripts)
             try container.encode(failAfterMs, forKey: .failAfterMs)
@@ -133,6 +141,7 @@ public final class SandboxRealtime: Sendable {
             if !(0...Self.longestDelayMs).contains(firstAudioDelayMs) { return "first_audio_delay_ms must be between 0 and 600000." }
             if !(speed >= Self.slowestSpeed && speed <= 1_000) { return "speed must be between 0.01 and 1000." }
             if !(10...5_000).contains(chunkMs) { return "chunk_ms must be between 10 and 5000." }
+            if !(readingSpeed >= Self.slowestSpeed && readingSpeed <= 1_000) { return "reading_speed must be between 0.01 and 1000." }
             if replyLines.isEmpty { return "reply_lines must not be empty." }
             if let failAfterMs, !(0...Self.longestFailAfterMs).contains(failAfterMs) { return "fail_after_ms must be between 0 and 3600000." }
             return nil
@@ -151,6 +160,7 @@ public final class SandboxRealtime: Sendable {
             behavior.firstAudioDelayMs = min(max(0, firstAudioDelayMs), Self.longestDelayMs)
             behavior.speed = speed > 0 ? min(max(speed, Self.slowestSpeed), 1_000) : 1
             behavior.chunkMs = min(max(chunkMs, 10), 5_000)
+            behavior.readingSpeed = readingSpeed > 0 ? min(max(readingSpeed, Self.slowestSpeed), 1_000) : 100
             if replyLines.isEmpty { behavior.replyLines = Behavior.defaultReplyLines }
             behavior.failAfterMs = failAfterMs.map { min(max(0, $0), Self.longestFailAfterMs) }
             return behavior
@@ -171,6 +181,8 @@ public final class SandboxRealtime: Sendable {
     private let calleeLinesBox = NIOLockedValueBox<SandboxCalleeLines?>(nil)
     let state = NIOLockedValueBox(State())
     let speechCache = RealtimeSpeechCache()
+    /// Read-aloud responses still to deviate from their text (``deviateReadings(_:)``), shared by every session.
+    let deviations = RealtimeDeviations()
 
     struct State {
         var open: [String: RealtimeConnection] = [:]
@@ -236,6 +248,19 @@ public final class SandboxRealtime: Sendable {
         calleeLinesBox.withLockedValue { $0 = calleeLines }
     }
 
+    /// Makes the next `count` read-aloud responses (of any session) deviate from the text they were given, as a speech
+    /// model that paraphrases would: the *n*-th deviating reading (from 0, counted since this call) drops every
+    /// (*n* + 2)-th word, so the first drops half of the words, the next a third, then a quarter… (each closer to the
+    /// text than the one before). `0` stops deviating.
+    public func deviateReadings(_ count: Int) {
+        deviations.set(count)
+    }
+
+    /// Read-aloud responses still to deviate, and how many did since ``deviateReadings(_:)``.
+    public var readingDeviations: (remaining: Int, made: Int) {
+        deviations.state
+    }
+
     /// Every session (open and closed), oldest first.
     public func sessions() -> [SandboxRealtimeSessionRecord] {
         state.withLockedValue { $0.logs }.map(\.snapshot)
@@ -294,7 +319,9 @@ public final class SandboxRealtime: Sendable {
     /// - `GET|PUT|DELETE openai/realtime/behavior`: read, replace (a JSON ``Behavior``, snake_case; absent members
     ///   take their defaults) or reset the behavior;
     /// - `GET|DELETE openai/realtime/sessions`: list every session (``SandboxRealtimeSessionRecord``) or forget the
-    ///   closed ones.
+    ///   closed ones;
+    /// - `GET|PUT openai/realtime/deviations`: read (`{"remaining": n, "made": m}`) or set (`{"responses": n}`, 0…1,000)
+    ///   how many of the next read-aloud responses deviate from their text (``deviateReadings(_:)``).
     public func registerControl(on routes: any RoutesBuilder) {
         let control = routes.grouped("openai", "realtime")
         control.get("behavior") { _ -> Response in
@@ -317,6 +344,18 @@ public final class SandboxRealtime: Sendable {
         control.delete("behavior") { _ -> Response in
             self.resetBehavior()
             return SandboxJSON.response(self.behavior)
+        }
+        control.get("deviations") { _ -> Response in
+            let state = self.readingDeviations
+            return SandboxJSON.response(RealtimeDeviationsBody(remaining: state.remaining, made: state.made))
+        }
+        control.put("deviations") { request -> Response in
+            guard let body = try? SandboxJSON.decode(RealtimeDeviationsRequest.self, from: request), (0...1_000).contains(body.responses) else {
+                return SandboxJSON.detail("Body must be {\"responses\": n} with n between 0 and 1000.", status: .badRequest)
+            }
+            self.deviateReadings(body.responses)
+            let state = self.readingDeviations
+            return SandboxJSON.response(RealtimeDeviationsBody(remaining: state.remaining, made: state.made))
         }
         control.get("sessions") { _ -> Response in
             SandboxJSON.response(RealtimeSessionList(sessions: self.sessions()))
@@ -372,7 +411,7 @@ public final class SandboxRealtime: Sendable {
         let id = RealtimeIdentifier.make("sess")
         let log = RealtimeSessionLog(id: id, model: model)
         let connection = RealtimeConnection(
-            id: id, model: model, socket: socket, behavior: behavior, log: log, recorder: recorder, cache: speechCache,
+            id: id, model: model, socket: socket, behavior: behavior, log: log, recorder: recorder, cache: speechCache, deviations: deviations,
             calleeLines: calleeLinesBox.withLockedValue { $0 }, logger: logger,
             onClose: { [weak self] id in
                 guard let self else { return }
@@ -597,6 +636,50 @@ public struct SandboxRealtimeSessionRecord: Sendable, Codable, Equatable {
 
     /// Whether the socket is still open.
     public var isOpen: Bool { closedAt == nil }
+}
+
+/// The read-aloud deviations still to make (shared by every session of an emulator).
+final class RealtimeDeviations: Sendable {
+    private let box = NIOLockedValueBox((remaining: 0, made: 0))
+
+    var state: (remaining: Int, made: Int) { box.withLockedValue { $0 } }
+
+    func set(_ count: Int) {
+        box.withLockedValue { $0 = (max(0, count), 0) }
+    }
+
+    /// The index of the next deviation (0 for the first since ``set(_:)``), or `nil` when none is left.
+    func take() -> Int? {
+        box.withLockedValue { state in
+            guard state.remaining > 0 else { return nil }
+            state.remaining -= 1
+            state.made += 1
+            return state.made - 1
+        }
+    }
+
+    /// `text` with every (`index` + 2)-th word left out.
+    static func deviate(_ text: String, index: Int) -> String {
+        let step = index + 2
+        return text.split(separator: " ").enumerated().filter { ($0.offset + 1) % step != 0 }.map { String($0.element) }.joined(separator: " ")
+    }
+}
+
+struct RealtimeDeviationsRequest: Decodable {
+    let responses: Int
+
+    enum CodingKeys: String, CodingKey {
+        case responses
+    }
+}
+
+struct RealtimeDeviationsBody: Encodable {
+    let remaining: Int
+    let made: Int
+
+    enum CodingKeys: String, CodingKey {
+        case remaining, made
+    }
 }
 
 struct RealtimeSessionList: Encodable {

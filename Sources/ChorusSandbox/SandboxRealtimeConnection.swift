@@ -21,6 +21,7 @@ final class RealtimeConnection: @unchecked Sendable {
     /// The simulated callee's line the current turn's audio belongs to, once recognized.
     private var recognizedLine: String?
     private let cache: RealtimeSpeechCache
+    private let deviations: RealtimeDeviations?
     private let logger: Logger
     private let onClose: @Sendable (String) -> Void
     private let eventPrefix: String
@@ -80,7 +81,8 @@ final class RealtimeConnection: @unchecked Sendable {
 
     init(
         id: String, model: String, socket: WebSocket, behavior: SandboxRealtime.Behavior, log: RealtimeSessionLog,
-        recorder: SandboxRecorder?, cache: RealtimeSpeechCache, calleeLines: SandboxCalleeLines? = nil, logger: Logger,
+        recorder: SandboxRecorder?, cache: RealtimeSpeechCache, deviations: RealtimeDeviations? = nil, calleeLines: SandboxCalleeLines? = nil,
+        logger: Logger,
         onClose: @escaping @Sendable (String) -> Void
     ) {
         self.calleeLines = calleeLines
@@ -91,6 +93,7 @@ final class RealtimeConnection: @unchecked Sendable {
         self.log = log
         self.recorder = recorder
         self.cache = cache
+        self.deviations = deviations
         self.logger = logger
         self.onClose = onClose
         self.eventPrefix = "event_" + String(RealtimeIdentifier.make("", length: 8).dropFirst())
@@ -485,6 +488,19 @@ final class RealtimeConnection: @unchecked Sendable {
 
     // MARK: - Conversation items
 
+    /// The text of the conversation's last item when it is a user message with `input_text` content (parts joined by
+    /// a space), else `nil`.
+    private var latestUserText: String? {
+        guard let last = itemOrder.last, let item = items[last]?.json, item["type"]?.string == "message", item["role"]?.string == "user"
+        else { return nil }
+        let texts = (item["content"]?.array ?? []).compactMap { part -> String? in
+            guard let part = part.object, part["type"]?.string == "input_text" else { return nil }
+            return part["text"]?.string
+        }
+        let text = texts.joined(separator: " ").trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : text
+    }
+
     private var previousItemJSON: RealtimeJSON {
         itemOrder.last.map(RealtimeJSON.string) ?? .null
     }
@@ -633,16 +649,26 @@ final class RealtimeConnection: @unchecked Sendable {
             }
             textOnly = modalities == ["text"]
         }
-        let lines = behavior.replyLines
-        let text = lines[responsesStarted % lines.count]
-        responsesStarted += 1
+        // Without turn detection, a user's text message answered in audio is read aloud (speech synthesis: the
+        // instructions ask for exactly that, and the emulated model reads perfectly unless told to deviate); any other
+        // response speaks the next reply line.
+        let text: String
+        let reading = !textOnly && session.turnDetection == nil ? latestUserText : nil
+        if let reading {
+            text = deviations?.take().map { RealtimeDeviations.deviate(reading, index: $0) } ?? reading
+        } else {
+            let lines = behavior.replyLines
+            text = lines[responsesStarted % lines.count]
+            responsesStarted += 1
+        }
         var words: [String] = []
         for (index, word) in text.split(separator: " ").enumerated() {
             words.append(index == 0 ? String(word) : " " + word)
         }
         let responseID = RealtimeIdentifier.make("resp")
         let itemID = RealtimeIdentifier.make("item")
-        let interval = TimeAmount.nanoseconds(Int64(Double(behavior.chunkMs) * 1_000_000 / behavior.speed))
+        let interval = TimeAmount.nanoseconds(
+            Int64(Double(behavior.chunkMs) * 1_000_000 / (reading == nil ? behavior.speed : behavior.readingSpeed)))
         let active = ActiveResponse(
             id: responseID, itemID: itemID, text: text, words: words, textOnly: textOnly, format: session.outputFormat,
             voice: session.voice, metadata: options?["metadata"] ?? .null, speech: nil,

@@ -238,6 +238,9 @@ struct RealtimeSessionConfiguration {
                     "Invalid modalities: \(value.text). Supported combinations are: [\"text\"] and [\"audio\"].")
             }
         }
+        if let value = update["reasoning"], !value.isNull {
+            try validateReasoning(value, model: update["model"]?.string ?? object["model"]?.string ?? "")
+        }
         if let value = update["max_output_tokens"] {
             if let limit = value.int {
                 guard (1...4_096).contains(limit) else {
@@ -271,6 +274,26 @@ struct RealtimeSessionConfiguration {
                 throw RealtimeRequestError.invalidType("session.audio", expected: "an object", got: value)
             }
             try validateAudio(audio)
+        }
+    }
+
+    /// The reasoning models (`gpt-realtime-2`, `gpt-realtime-2.1`, `gpt-realtime-2.1-mini`, …) take `reasoning.effort`
+    /// (`RealtimeReasoning`); the others refuse the parameter.
+    static func isReasoningModel(_ model: String) -> Bool { model.hasPrefix("gpt-realtime-2") }
+
+    private func validateReasoning(_ value: RealtimeJSON, model: String) throws {
+        let path = "session.reasoning"
+        guard let reasoning = value.object else { throw RealtimeRequestError.invalidType(path, expected: "an object", got: value) }
+        guard Self.isReasoningModel(model) else {
+            throw RealtimeRequestError(
+                code: "unsupported_parameter", message: "Unsupported parameter: '\(path)' is not supported with the model '\(model)'.",
+                param: path)
+        }
+        for key in reasoning.keys where key != "effort" { throw RealtimeRequestError.unknownParameter("\(path).\(key)") }
+        if let effort = reasoning["effort"], !["minimal", "low", "medium", "high", "xhigh"].contains(effort.string ?? "") {
+            throw RealtimeRequestError.invalidValue(
+                "\(path).effort",
+                "Invalid value: \(Self.quoted(effort)). Supported values are: 'minimal', 'low', 'medium', 'high', and 'xhigh'.")
         }
     }
 

@@ -15,6 +15,13 @@ public struct OpenAISpeechSynthesizer: SpeechSynthesizer {
     public let speed: Double?
     private let connection: OpenAIConnection
 
+    /// Whether `model` is a `/v1/audio/speech` model (`tts-1`, `tts-1-hd`, `gpt-4o-mini-tts` and its snapshots; all shut
+    /// down on 2027-01-06). Other OpenAI speech models (`gpt-realtime-2.1-mini`) speak through
+    /// ``OpenAIRealtimeSpeechSynthesizer``.
+    public static func serves(model: String) -> Bool {
+        model == "tts-1" || model == "tts-1-hd" || model.hasPrefix("gpt-4o-mini-tts")
+    }
+
     /// A synthesizer; `speed` applies to every request (brought into 0.25…4; a non-finite value means the default).
     public init(connection: OpenAIConnection, speed: Double? = nil) {
         self.connection = connection

@@ -1,0 +1,585 @@
+import ChorusCore
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Text to speech on the OpenAI Realtime API (GA WebSocket protocol): the replacement of `/v1/audio/speech`, whose
+/// models (`tts-1`, `tts-1-hd`, `gpt-4o-mini-tts`) shut down on 2027-01-06, by a Realtime model such as
+/// `gpt-realtime-2.1-mini`.
+///
+/// Each piece of text is one fresh session (`wss://…/v1/realtime?model=<request.model>` through the
+/// ``RealtimeConnector`` the calls use), which receives, in one write:
+/// 1. `session.update`: `type: realtime`, `output_modalities: ["audio"]`, 24 kHz `audio/pcm` output in the request's
+///    voice, `audio.input.turn_detection: null` (nothing is listened to), instructions to read the user's message aloud
+///    verbatim in the style of `request.instructions`, and `reasoning: {effort: minimal}` for the reasoning models
+///    (`gpt-realtime-2…`);
+/// 2. `conversation.item.create`: a user message with the text as `input_text`;
+/// 3. `response.create`.
+///
+/// It then collects `response.output_audio.delta` (base64 PCM16 LE, 24 kHz mono), the
+/// `response.output_audio_transcript.done` transcript and `response.done` (status, usage). An `error` event, a response
+/// that is not `completed`, the session closing first, or no `response.done` within ``responseTimeout`` end the
+/// attempt with a ``ProviderError``.
+///
+/// **Verbatim is checked.** A speech model may paraphrase, skip or add words. The transcript is compared with the text
+/// (``VerbatimCheck``); above ``maximumWordErrorRate`` the text is spoken again in a fresh session, up to
+/// ``attempts`` in all. When every attempt deviates, the closest one is kept and a warning is logged. Every piece,
+/// retry and acceptance with deviation is counted in ``statistics``.
+///
+/// **Voices.** The Realtime voices are alloy, ash, ballad, coral, echo, sage, shimmer, verse, marin and cedar; the
+/// product ids `nova`, `fable` and `onyx` (voices of `/v1/audio/speech` only) are sent as their nearest Realtime voice
+/// (``voiceMapping``). A `voice_…` id is sent as a custom voice (`{"id": …}`); any other id is sent as given (the API
+/// refuses an unknown one).
+///
+/// **Audio.** `.wav` requests get the PCM in a RIFF/WAVE file; `.mp3` requests are encoded by ``MP3Encoder``
+/// (libmp3lame, loaded at run time). Without the library the audio is WAV (``SynthesizedSpeech/format``), logged once.
+///
+/// ``SynthesizedSpeech/billedCharacters`` is the input's length (the metering prices speech per character).
+public struct OpenAIRealtimeSpeechSynthesizer: SpeechSynthesizer {
+    /// Pieces of at most ~1,000 characters (about 70 seconds of speech): long enough for whole paragraphs, short
+    /// enough that a model reads them reliably verbatim and a retry costs little.
+    public static let defaultMaxInputCharacters = 1_000
+    /// The Realtime API's built-in voices (`VoiceIdsShared`).
+    public static let realtimeVoices: Set<String> = ["alloy", "ash", "ballad", "coral", "echo", "sage", "shimmer", "verse", "marin", "cedar"]
+    /// Product voice ids of `/v1/audio/speech` that the Realtime API does not have → their nearest Realtime voice.
+    public static let voiceMapping: [String: String] = ["nova": "marin", "fable": "ballad", "onyx": "cedar"]
+    /// The PCM the sessions ask for: 24 kHz (the only rate of `audio/pcm`), 16-bit little-endian, mono.
+    public static let sampleRate = 24_000
+    /// The most audio accepted for one piece: 10 minutes (a piece of 1,000 characters is about 70 seconds).
+    public static let maximumAudioBytes = 10 * 60 * sampleRate * 2
+
+    public let maxInputCharacters: Int
+    /// The largest word error rate of the transcript against the text that still counts as verbatim.
+    public let maximumWordErrorRate: Double
+    /// Sessions per piece at most (the first and the retries).
+    public let attempts: Int
+    /// How long one session may take from connecting to `response.done`.
+    public let responseTimeout: Duration
+    /// Pieces, retries and acceptances with deviation, for logs and benchmarks.
+    public let statistics: SpeechVerbatimStatistics
+    private let connector: any RealtimeConnector
+    private let eventLoopGroup: any EventLoopGroup
+    private let encoder: MP3Encoder?
+    private let fallbackNotice = FallbackNotice()
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - connector: Opens Realtime sessions (OpenAI, or the sandbox emulator at the same path).
+    ///   - encoder: The MP3 encoder; `nil` (no libmp3lame) makes `.mp3` requests answer WAV.
+    public init(
+        connector: any RealtimeConnector, eventLoopGroup: any EventLoopGroup, encoder: MP3Encoder? = MP3Encoder.system,
+        maxInputCharacters: Int = defaultMaxInputCharacters, maximumWordErrorRate: Double = VerbatimCheck.defaultMaximumWordErrorRate,
+        attempts: Int = 3, responseTimeout: Duration = .seconds(120), statistics: SpeechVerbatimStatistics = SpeechVerbatimStatistics(),
+        logger: Logger
+    ) {
+        self.connector = connector
+        self.eventLoopGroup = eventLoopGroup
+        self.encoder = encoder
+        self.maxInputCharacters = max(1, maxInputCharacters)
+        self.maximumWordErrorRate = maximumWordErrorRate.isFinite ? max(0, maximumWordErrorRate) : VerbatimCheck.defaultMaximumWordErrorRate
+        self.attempts = max(1, attempts)
+        self.responseTimeout = responseTimeout
+        self.statistics = statistics
+        self.logger = logger
+    }
+
+    /// Whether `model` is a reasoning Realtime model (`gpt-realtime-2`, `gpt-realtime-2.1`, `gpt-realtime-2.1-mini`, …),
+    /// which accepts `reasoning.effort`.
+    public static func isReasoningModel(_ model: String) -> Bool {
+        model.hasPrefix("gpt-realtime-2")
+    }
+
+    /// The Realtime voice sent for a product voice id.
+    public static func realtimeVoice(for voiceID: String) -> String {
+        voiceMapping[voiceID] ?? voiceID
+    }
+
+    /// The session's instructions: read the text verbatim, in the style asked for.
+    public static func instructions(style: String?) -> String {
+        var text =
+            "You are a narrator. Read the user's message aloud exactly as written, word for word, in the language it is "
+            + "written in. Do not add anything before or after it, do not leave anything out, do not answer, translate, "
+            + "explain or comment on it: only read it."
+        if let style = style?.trimmingCharacters(in: .whitespacesAndNewlines), !style.isEmpty {
+            text += "\n\nHow to read it: " + style
+        }
+        return text
+    }
+
+    /// The three client events of one piece (`session.update`, `conversation.item.create`, `response.create`), as sent.
+    public static func clientEvents(for request: SpeechRequest) -> [String] {
+        let voice = realtimeVoice(for: request.voiceID)
+        let session = SessionUpdate(
+            type: "session.update",
+            session: Session(
+                instructions: instructions(style: request.instructions),
+                voice: voice.hasPrefix("voice_") ? .custom(id: voice) : .builtIn(voice),
+                reasoning: isReasoningModel(request.model) ? Reasoning(effort: "minimal") : nil))
+        let item = ItemCreate(
+            type: "conversation.item.create",
+            item: Item(type: "message", role: "user", content: [Content(type: "input_text", text: request.text)]))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Strings and fixed structures always encode.
+        let encoded = [(try? encoder.encode(session)), (try? encoder.encode(item))].map { String(decoding: $0 ?? Data(), as: UTF8.self) }
+        return encoded + [#"{"type":"response.create"}"#]
+    }
+
+    // MARK: - Speaking
+
+    public func synthesize(_ request: SpeechRequest) async throws -> SynthesizedSpeech {
+        var closest: (reading: Reading, rate: Double)?
+        var retries = 0
+        for attempt in 1...attempts {
+            let reading: Reading
+            do {
+                reading = try await speakOnce(request)
+            } catch let error as ProviderError {
+                // A retry that fails keeps the closest reading so far, if there is one.
+                guard let closest else {
+                    statistics.record(retries: retries, acceptedWithDeviation: false, failed: true)
+                    throw error
+                }
+                logger.warning(
+                    "realtime speech retry failed: the closest reading is kept",
+                    metadata: ["error": .string("\(error)"), "word_error_rate": .stringConvertible(closest.rate)])
+                statistics.record(retries: retries, acceptedWithDeviation: true, failed: false)
+                return try await finish(closest.reading, request: request)
+            }
+            let rate = VerbatimCheck.wordErrorRate(text: request.text, transcript: reading.transcript)
+            logger.debug(
+                "realtime speech reading",
+                metadata: [
+                    "model": .string(request.model), "attempt": .stringConvertible(attempt), "samples": .stringConvertible(reading.samples.count),
+                    "audio_tokens": .string(reading.audioTokens.map(String.init) ?? "-"), "word_error_rate": .string(String(format: "%.3f", rate)),
+                ])
+            if rate <= maximumWordErrorRate {
+                statistics.record(retries: retries, acceptedWithDeviation: false, failed: false)
+                return try await finish(reading, request: request)
+            }
+            if closest == nil || rate < closest!.rate { closest = (reading, rate) }
+            if attempt < attempts {
+                retries += 1
+                logger.info(
+                    "realtime speech deviated from the text: speaking it again",
+                    metadata: [
+                        "model": .string(request.model), "attempt": .stringConvertible(attempt),
+                        "word_error_rate": .string(String(format: "%.3f", rate)),
+                    ])
+            }
+        }
+        // Every attempt deviated: the closest is used (documented in decisions: better audio that is nearly right than none).
+        let kept = closest!
+        logger.warning(
+            "realtime speech deviated from the text on every attempt: the closest reading is used",
+            metadata: [
+                "model": .string(request.model), "attempts": .stringConvertible(attempts),
+                "word_error_rate": .string(String(format: "%.3f", kept.rate)),
+            ])
+        statistics.record(retries: retries, acceptedWithDeviation: true, failed: false)
+        return try await finish(kept.reading, request: request)
+    }
+
+    /// The reading in the container asked for (WAV when MP3 was asked for but there is no encoder).
+    private func finish(_ reading: Reading, request: SpeechRequest) async throws -> SynthesizedSpeech {
+        let characters = TextChunker.length(request.text)
+        if request.format == .mp3 {
+            if let encoder {
+                do {
+                    let mp3 = try encoder.encode(reading.samples, sampleRate: Self.sampleRate)
+                    return SynthesizedSpeech(audio: mp3, format: .mp3, billedCharacters: characters)
+                } catch {
+                    throw ProviderError.invalidResponse("MP3 encoding failed: \(error)")
+                }
+            }
+            fallbackNotice.once {
+                logger.warning("libmp3lame is not available: speech asked for as MP3 is returned as WAV")
+            }
+        }
+        let wav = WAVSplicer.encode(PCM16Audio(samples: reading.samples, sampleRate: Self.sampleRate))
+        return SynthesizedSpeech(audio: wav, format: .wav, billedCharacters: characters)
+    }
+
+    /// What one session produced.
+    struct Reading: Sendable {
+        var samples: [Int16]
+        var transcript: String
+        /// `usage.output_token_details.audio_tokens` of `response.done`, when reported.
+        var audioTokens: Int?
+    }
+
+    /// One session: connect, send the three events, collect until `response.done`.
+    func speakOnce(_ request: SpeechRequest) async throws -> Reading {
+        let loop = eventLoopGroup.next()
+        let (messages, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .unbounded)
+        let socketBox = NIOLockedValueBox<MediaWebSocket?>(nil)
+        let timedOut = NIOLockedValueBox(false)
+        do {
+            try await connector.connect(model: request.model, on: loop) { socket in
+                socketBox.withLockedValue { $0 = socket }
+                socket.onText { continuation.yield($0) }
+                socket.onClose.whenComplete { _ in continuation.finish() }
+            }
+        } catch RealtimeConnectionError.timedOut {
+            throw ProviderError.unavailable("the OpenAI Realtime API did not answer the connection in time")
+        } catch RealtimeConnectionError.unavailable(let reason) {
+            throw ProviderError.unavailable("the OpenAI Realtime API could not be reached: \(reason)")
+        }
+        guard let socket = socketBox.withLockedValue({ $0 }) else {
+            throw ProviderError.unavailable("the OpenAI Realtime session did not open")
+        }
+        let (seconds, attoseconds) = responseTimeout.components
+        let whole = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let total = whole.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000)
+        let deadline = loop.scheduleTask(in: .nanoseconds(whole.overflow || total.overflow ? .max : max(0, total.partialValue))) {
+            timedOut.withLockedValue { $0 = true }
+            socket.close(code: .normalClosure)
+            continuation.finish()
+        }
+        defer {
+            deadline.cancel()
+            socket.close(code: .normalClosure)
+        }
+        for event in Self.clientEvents(for: request) { socket.send(ByteBuffer(string: event)) }
+        return try await withTaskCancellationHandler {
+            var collector = Collector()
+            for await message in messages {
+                if let reading = try collector.receive(message) { return reading }
+            }
+            if timedOut.withLockedValue({ $0 }) {
+                throw ProviderError.unavailable("the OpenAI Realtime API did not finish speaking within \(responseTimeout)")
+            }
+            try Task.checkCancellation()
+            throw ProviderError.unavailable("the OpenAI Realtime session closed before the response was done")
+        } onCancel: {
+            socket.close(code: .normalClosure)
+            continuation.finish()
+        }
+    }
+
+    /// Collects one response's events.
+    struct Collector {
+        var pcm: [UInt8] = []
+        var transcript: String?
+        var transcriptDeltas = ""
+
+        /// The events read; every other one (`session.created`, `response.created`, item and part events…) is skipped.
+        static let readTypes: Set<String> = [
+            "response.output_audio.delta", "response.output_audio_transcript.delta", "response.output_audio_transcript.done", "error",
+            "response.done",
+        ]
+
+        /// Reads one server event; the reading once `response.done` completed it.
+        mutating func receive(_ message: ByteBuffer) throws -> Reading? {
+            let data = Data(message.readableBytesView)
+            guard let type = try? JSONDecoder().decode(EventType.self, from: data).type else {
+                throw ProviderError.invalidResponse("the OpenAI Realtime API sent an unreadable event")
+            }
+            guard Self.readTypes.contains(type) else { return nil }
+            guard let event = try? JSONDecoder().decode(ServerEvent.self, from: data) else {
+                throw ProviderError.invalidResponse("the OpenAI Realtime API sent an unreadable \(type) event")
+            }
+            switch type {
+            case "response.output_audio.delta":
+                guard let delta = event.delta, let audio = Data(base64Encoded: delta) else {
+                    throw ProviderError.invalidResponse("the OpenAI Realtime API sent an audio delta that is not base64")
+                }
+                guard pcm.count <= OpenAIRealtimeSpeechSynthesizer.maximumAudioBytes - audio.count else {
+                    throw ProviderError.invalidResponse("the OpenAI Realtime API sent more than 10 minutes of audio for one piece")
+                }
+                pcm.append(contentsOf: audio)
+            case "response.output_audio_transcript.delta":
+                if let delta = event.delta, transcriptDeltas.utf8.count < 1 << 20 { transcriptDeltas += delta }
+            case "response.output_audio_transcript.done":
+                transcript = event.transcript
+            case "error":
+                throw Self.providerError(event.error)
+            case "response.done":
+                guard let response = event.response else {
+                    throw ProviderError.invalidResponse("the OpenAI Realtime API sent response.done without a response")
+                }
+                switch response.status {
+                case "completed":
+                    break
+                case "failed":
+                    throw Self.providerError(response.statusDetails?.error, fallback: "the speech response failed")
+                case "incomplete":
+                    let reason = response.statusDetails?.reason ?? "unknown"
+                    throw ProviderError.rejected(
+                        httpStatus: 400, code: reason, message: "the OpenAI Realtime API stopped the speech response early (\(reason))")
+                default:
+                    throw ProviderError.unavailable("the OpenAI Realtime speech response ended as \(response.status ?? "unknown")")
+                }
+                guard pcm.count >= 2 else { throw ProviderError.invalidResponse("the OpenAI Realtime API returned no audio") }
+                let count = pcm.count / 2
+                let samples = [Int16](unsafeUninitializedCapacity: count) { buffer, initialized in
+                    for index in 0..<count {
+                        buffer[index] = Int16(bitPattern: UInt16(pcm[2 * index]) | UInt16(pcm[2 * index + 1]) << 8)
+                    }
+                    initialized = count
+                }
+                return Reading(
+                    samples: samples, transcript: transcript ?? transcriptDeltas, audioTokens: response.usage?.outputTokenDetails?.audioTokens)
+            default:
+                break
+            }
+            return nil
+        }
+
+        /// The ``ProviderError`` of an `error` event's or a failed response's error object.
+        static func providerError(_ error: ErrorBody?, fallback: String = "the OpenAI Realtime API reported an error") -> ProviderError {
+            let message = error?.message.flatMap { $0.isEmpty ? nil : $0 } ?? fallback
+            switch (error?.type, error?.code) {
+            case (_, "insufficient_quota"), ("insufficient_quota", _):
+                return .quotaExceeded(message: message)
+            case (_, "rate_limit_exceeded"), ("rate_limit_exceeded", _), ("rate_limit_error", _):
+                return .rateLimited(retryAfter: nil, message: message)
+            case ("server_error", _), (nil, _):
+                return .unavailable("OpenAI Realtime: \(message)")
+            default:
+                return .rejected(httpStatus: 400, code: error?.code, message: message)
+            }
+        }
+    }
+
+    // MARK: - Wire types
+
+    struct SessionUpdate: Encodable {
+        let type: String
+        let session: Session
+
+        enum CodingKeys: String, CodingKey {
+            case type, session
+        }
+    }
+
+    enum Voice: Encodable {
+        case builtIn(String)
+        case custom(id: String)
+
+        enum CustomKeys: String, CodingKey {
+            case id
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .builtIn(let name):
+                var container = encoder.singleValueContainer()
+                try container.encode(name)
+            case .custom(let id):
+                var container = encoder.container(keyedBy: CustomKeys.self)
+                try container.encode(id, forKey: .id)
+            }
+        }
+    }
+
+    struct Reasoning: Encodable {
+        let effort: String
+
+        enum CodingKeys: String, CodingKey {
+            case effort
+        }
+    }
+
+    /// The `session` of `session.update` (`RealtimeSessionCreateRequestGA`).
+    struct Session: Encodable {
+        let instructions: String
+        let voice: Voice
+        let reasoning: Reasoning?
+
+        enum CodingKeys: String, CodingKey {
+            case type, instructions, audio, reasoning
+            case outputModalities = "output_modalities"
+        }
+
+        enum AudioKeys: String, CodingKey {
+            case input, output
+        }
+
+        enum InputKeys: String, CodingKey {
+            case turnDetection = "turn_detection"
+        }
+
+        enum OutputKeys: String, CodingKey {
+            case format, voice
+        }
+
+        enum FormatKeys: String, CodingKey {
+            case type, rate
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode("realtime", forKey: .type)
+            try container.encode(["audio"], forKey: .outputModalities)
+            try container.encode(instructions, forKey: .instructions)
+            var audio = container.nestedContainer(keyedBy: AudioKeys.self, forKey: .audio)
+            var input = audio.nestedContainer(keyedBy: InputKeys.self, forKey: .input)
+            try input.encodeNil(forKey: .turnDetection)
+            var output = audio.nestedContainer(keyedBy: OutputKeys.self, forKey: .output)
+            var format = output.nestedContainer(keyedBy: FormatKeys.self, forKey: .format)
+            try format.encode("audio/pcm", forKey: .type)
+            try format.encode(OpenAIRealtimeSpeechSynthesizer.sampleRate, forKey: .rate)
+            try output.encode(voice, forKey: .voice)
+            try container.encodeIfPresent(reasoning, forKey: .reasoning)
+        }
+    }
+
+    struct ItemCreate: Encodable {
+        let type: String
+        let item: Item
+
+        enum CodingKeys: String, CodingKey {
+            case type, item
+        }
+    }
+
+    struct Item: Encodable {
+        let type: String
+        let role: String
+        let content: [Content]
+
+        enum CodingKeys: String, CodingKey {
+            case type, role, content
+        }
+    }
+
+    struct Content: Encodable {
+        let type: String
+        let text: String
+
+        enum CodingKeys: String, CodingKey {
+            case type, text
+        }
+    }
+
+    struct EventType: Decodable {
+        let type: String
+
+        enum CodingKeys: String, CodingKey {
+            case type
+        }
+    }
+
+    /// The members of the server events read here (the rest of each event is ignored).
+    struct ServerEvent: Decodable {
+        let type: String
+        let delta: String?
+        let transcript: String?
+        let response: ResponseBody?
+        let error: ErrorBody?
+
+        enum CodingKeys: String, CodingKey {
+            case type, delta, transcript, response, error
+        }
+    }
+
+    struct ResponseBody: Decodable {
+        let status: String?
+        let statusDetails: StatusDetails?
+        let usage: Usage?
+
+        enum CodingKeys: String, CodingKey {
+            case status, usage
+            case statusDetails = "status_details"
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            status = try? container.decodeIfPresent(String.self, forKey: .status)
+            statusDetails = try? container.decodeIfPresent(StatusDetails.self, forKey: .statusDetails)
+            // Usage is informational: numbers that do not fit are dropped, never trusted or trapped on.
+            usage = try? container.decodeIfPresent(Usage.self, forKey: .usage)
+        }
+    }
+
+    struct StatusDetails: Decodable {
+        let type: String?
+        let reason: String?
+        let error: ErrorBody?
+
+        enum CodingKeys: String, CodingKey {
+            case type, reason, error
+        }
+    }
+
+    struct Usage: Decodable {
+        let outputTokenDetails: OutputTokenDetails?
+
+        enum CodingKeys: String, CodingKey {
+            case outputTokenDetails = "output_token_details"
+        }
+    }
+
+    struct OutputTokenDetails: Decodable {
+        let audioTokens: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case audioTokens = "audio_tokens"
+        }
+    }
+
+    struct ErrorBody: Decodable {
+        let type: String?
+        let code: String?
+        let message: String?
+
+        enum CodingKeys: String, CodingKey {
+            case type, code, message
+        }
+    }
+}
+
+/// Counts of ``OpenAIRealtimeSpeechSynthesizer``'s verbatim check: how often a piece had to be spoken again and how
+/// often a reading that still deviated had to be kept.
+public final class SpeechVerbatimStatistics: Sendable {
+    public struct Snapshot: Sendable, Equatable {
+        /// Pieces of text spoken (each a ``SpeechSynthesizer/synthesize(_:)`` call that returned audio).
+        public var chunks = 0
+        /// Extra sessions because a reading deviated.
+        public var retries = 0
+        /// Pieces whose every reading deviated (the closest was kept).
+        public var acceptedWithDeviation = 0
+        /// Pieces that failed with an error.
+        public var failed = 0
+
+        public init() {}
+
+        /// Retries per piece spoken.
+        public var retryRate: Double { chunks == 0 ? 0 : Double(retries) / Double(chunks) }
+        /// The share of pieces kept with a deviation.
+        public var deviationRate: Double { chunks == 0 ? 0 : Double(acceptedWithDeviation) / Double(chunks) }
+    }
+
+    private let counts = NIOLockedValueBox(Snapshot())
+
+    public init() {}
+
+    public var snapshot: Snapshot { counts.withLockedValue { $0 } }
+
+    func record(retries: Int, acceptedWithDeviation: Bool, failed: Bool) {
+        counts.withLockedValue { counts in
+            counts.retries += retries
+            if failed {
+                counts.failed += 1
+            } else {
+                counts.chunks += 1
+                if acceptedWithDeviation { counts.acceptedWithDeviation += 1 }
+            }
+        }
+    }
+}
+
+/// Runs something once (the warning that MP3 falls back to WAV).
+final class FallbackNotice: Sendable {
+    private let done = NIOLockedValueBox(false)
+
+    func once(_ body: () -> Void) {
+        let first = done.withLockedValue { done in
+            defer { done = true }
+            return !done
+        }
+        if first { body() }
+    }
+}
