@@ -94,6 +94,8 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                // The metrics API the Prometheus registry implements, at the version we tested with.
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             resources: [.copy("Resources/openapi.json"), .copy("Resources/web")],
             swiftSettings: swiftSettings

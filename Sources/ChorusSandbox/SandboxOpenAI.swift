@@ -121,7 +121,8 @@ public final class SandboxOpenAI: Sendable {
         public var delayMs: Int
         /// Only requests to this endpoint fail; `nil` (default) any endpoint.
         public var endpoint: Endpoint?
-        /// `shutdown_date`s (`YYYY-MM-DD`) the model list announces, by model id; other models have `null`.
+        /// `shutdown_date`s (`YYYY-MM-DD`) the model list announces, by model id, over
+        /// ``SandboxOpenAI/announcedShutdownDates`` (other models have `null`). Default none.
         public var shutdownDates: [String: String]
         /// Failures injected into matching requests (checked before ``failNext``). Default none.
         public var faults: [Fault]
@@ -210,12 +211,29 @@ public final class SandboxOpenAI: Sendable {
         }
     }
 
-    /// The models `GET /models` lists by default.
+    /// The models `GET /models` lists by default: the current ones and those with an announced shutdown.
     public static let defaultModels = [
-        "whisper-1", "gpt-transcribe", "gpt-4o-transcribe", "gpt-4o-mini-transcribe", "gpt-4o-mini-transcribe-2025-12-15",
-        "gpt-4o-transcribe-diarize", "tts-1", "tts-1-hd", "gpt-4o-mini-tts", "gpt-4o-mini-tts-2025-12-15", "gpt-4o", "gpt-4o-mini",
-        "gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano", "gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-realtime", "gpt-realtime-mini",
+        "whisper-1", "gpt-transcribe", "gpt-live-transcribe", "gpt-4o-transcribe", "gpt-4o-mini-transcribe",
+        "gpt-4o-mini-transcribe-2025-12-15", "gpt-4o-transcribe-diarize", "tts-1", "tts-1-hd", "gpt-4o-mini-tts",
+        "gpt-4o-mini-tts-2025-12-15", "gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano", "gpt-5", "gpt-5-mini",
+        "gpt-5-nano", "gpt-5.4-mini", "gpt-5.5", "gpt-realtime", "gpt-realtime-mini", "gpt-realtime-2.1", "gpt-realtime-2.1-mini",
+        "gpt-image-1-mini", "gpt-image-1.5", "gpt-image-2", "omni-moderation-latest",
     ]
+
+    /// The shutdown dates OpenAI announced (deprecations page and guides as of 2026-11-26), which `GET /models` reports
+    /// as `shutdown_date` unless the behavior's ``Behavior/shutdownDates`` names another; unlisted models have `null`.
+    public static let announcedShutdownDates: [String: String] = {
+        var dates: [String: String] = [:]
+        for model in ["tts-1", "tts-1-hd", "gpt-4o-mini-tts", "gpt-4o-mini-tts-2025-12-15"] { dates[model] = "2027-01-06" }
+        for model in ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini"] { dates[model] = "2027-01-14" }
+        for model in ["gpt-realtime", "gpt-realtime-mini"] { dates[model] = "2027-01-20" }
+        for model in [
+            "whisper-1", "gpt-4o-transcribe", "gpt-4o-mini-transcribe", "gpt-4o-mini-transcribe-2025-12-15", "gpt-4o-transcribe-diarize",
+        ] { dates[model] = "2027-02-26" }
+        for model in ["gpt-5", "gpt-5-mini", "gpt-5-nano"] { dates[model] = "2026-12-11" }
+        for model in ["gpt-image-1-mini", "gpt-image-1.5"] { dates[model] = "2026-12-01" }
+        return dates
+    }()
 
     /// The API key every request must present as `Authorization: Bearer <key>`; `nil` accepts any request.
     public let apiKey: String?
@@ -326,7 +344,7 @@ public final class SandboxOpenAI: Sendable {
         routes.get("models") { request async throws -> Response in
             self.count(.models)
             return try await self.serve(.models, request) {
-                let dates = self.behavior.shutdownDates
+                let dates = Self.announcedShutdownDates.merging(self.behavior.shutdownDates) { $1 }
                 return Self.json(["object": "list", "data": .array(self.models.map { Self.modelObject($0, dates: dates) })])
             }
         }
@@ -335,7 +353,7 @@ public final class SandboxOpenAI: Sendable {
             return try await self.serve(.models, request) {
                 let id = request.parameters.get("model") ?? ""
                 guard self.models.contains(id) else { return Self.modelNotFound(id) }
-                return Self.json(Self.modelObject(id, dates: self.behavior.shutdownDates))
+                return Self.json(Self.modelObject(id, dates: Self.announcedShutdownDates.merging(self.behavior.shutdownDates) { $1 }))
             }
         }
     }

@@ -7,6 +7,7 @@ import Fluent
 import FluentPostgresDriver
 import FluentSQLiteDriver
 import Foundation
+import Prometheus
 import SQLKit
 import Vapor
 
@@ -24,6 +25,11 @@ public enum ChorusApp {
         public var sandboxTimeScale: Double = 1
         /// Where the media bridges report their figures (the benchmark reads them).
         public var bridgeMetrics = BridgeMetrics()
+        /// Where Realtime speech counts its verbatim retries (the benchmarks read them).
+        public var speechVerbatim = SpeechVerbatimStatistics()
+        /// The MP3 encoder of Realtime speech: libmp3lame when this machine has it; `nil` serves WAV (tests of the
+        /// fallback).
+        public var speechEncoder: MP3Encoder? = MP3Encoder.system
 
         public init() {}
     }
@@ -167,6 +173,22 @@ public enum ChorusApp {
         let openAIConnection = OpenAIConnection(
             apiKey: realtimeKey, baseURL: configuration.openAI?.baseURL ?? configuration.loopbackURL.appendingPathComponent("sandbox/openai/v1"),
             httpClient: httpClient, observer: providerHealth, logger: app.logger)
+        // The model lifecycle check (issue 22): OpenAI's model list at startup and every interval. Production refuses to
+        // start with a configured model that is shut down or not offered; a list that cannot be read only warns.
+        let metrics = PrometheusCollectorRegistry()
+        let modelLifecycle = ModelLifecycleWatch(
+            models: configuration.openAIModels,
+            catalog: OpenAIModelCatalog(
+                connection: OpenAIConnection(
+                    apiKey: realtimeKey, baseURL: openAIConnection.baseURL, httpClient: httpClient, timeout: .seconds(10), retry: .none,
+                    observer: providerHealth, logger: app.logger)),
+            interval: configuration.modelCheckInterval, clock: options.clock, registry: metrics, logger: app.logger)
+        // Without an OpenAI account the provider is the emulator on this very server, which answers once it listens.
+        if configuration.isProduction, configuration.openAI != nil {
+            let unusable = await modelLifecycle.checkBeforeServing().unusable
+            guard unusable.isEmpty else { throw ConfigurationError(problems: unusable.map(\.summary)) }
+        }
+        app.lifecycle.use(modelLifecycle)
         let spool = configuration.dataDirectory.appendingPathComponent("spool")
         try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         providerNames["transcription"] = configuration.openAI == nil ? "sandbox" : "openai"
@@ -193,6 +215,15 @@ public enum ChorusApp {
             UsageMeter(feature: feature, prices: configuration.prices, limits: limits, store: meterStore, clock: options.clock, logger: app.logger)
         }
         let openAIName = configuration.openAI == nil ? "sandbox-openai" : "openai"
+        // OpenAI speech: the `/v1/audio/speech` models over HTTP, any other model (gpt-realtime-2.1-mini, the default)
+        // on the Realtime API through the calls' connector (the emulator when no key is configured), MP3 by libmp3lame.
+        let speechEncoder = MP3Encoder.announce(options.speechEncoder, logger: app.logger)
+        func openAISpeech(_ model: String) -> any SpeechSynthesizer {
+            if OpenAISpeechSynthesizer.serves(model: model) { return OpenAISpeechSynthesizer(connection: openAIConnection) }
+            return OpenAIRealtimeSpeechSynthesizer(
+                connector: realtime, eventLoopGroup: app.eventLoopGroup, encoder: speechEncoder, statistics: options.speechVerbatim,
+                logger: app.logger)
+        }
         let elevenLabsName = configuration.elevenLabs == nil ? "sandbox-elevenlabs" : "elevenlabs"
         let voiceMeter = meter(.voiceMessages, limits: configuration.voiceMessages.limits)
         let messaging = MessagingServices(
@@ -208,9 +239,9 @@ public enum ChorusApp {
                 provider: elevenLabsName, meter: voiceMeter),
             cloneProvider: "elevenlabs",
             defaultSpeech: MeteredSpeechSynthesizer(
-                base: OpenAISpeechSynthesizer(connection: openAIConnection), provider: openAIName, meter: voiceMeter),
+                base: openAISpeech(configuration.voiceMessages.speechModel), provider: openAIName, meter: voiceMeter),
             speech: SpeechService(blobs: blobs, settings: configuration.voiceMessages, clock: options.clock),
-            textGenerator: MeteredTextGenerator(base: OpenAITextGenerator(connection: openAIConnection), provider: openAIName, meter: voiceMeter))
+            textGenerator: MeteredTextGenerator(base: OpenAITextGenerator(connection: openAIConnection, reasoningEffort: configuration.textReasoningEffort), provider: openAIName, meter: voiceMeter))
         // Stories: pictures through their own connection (the illustration timeout, no transport retries: the
         // illustration queue retries and records each attempt).
         let storyMeter = meter(.stories, limits: configuration.stories.limits)
@@ -220,9 +251,9 @@ public enum ChorusApp {
             timeout: .milliseconds(Int64(storySettings.illustrationTimeout * 1000)), retry: .none, observer: providerHealth, logger: app.logger)
         let stories = StoriesServices(
             settings: storySettings,
-            text: MeteredTextGenerator(base: OpenAITextGenerator(connection: openAIConnection), provider: openAIName, meter: storyMeter),
+            text: MeteredTextGenerator(base: OpenAITextGenerator(connection: openAIConnection, reasoningEffort: configuration.textReasoningEffort), provider: openAIName, meter: storyMeter),
             images: MeteredImageGenerator(base: OpenAIImageGenerator(connection: imageConnection), provider: openAIName, meter: storyMeter),
-            speech: MeteredSpeechSynthesizer(base: OpenAISpeechSynthesizer(connection: openAIConnection), provider: openAIName, meter: storyMeter),
+            speech: MeteredSpeechSynthesizer(base: openAISpeech(storySettings.speechModel), provider: openAIName, meter: storyMeter),
             moderator: storySettings.moderationModel == nil
                 ? nil : MeteredModerator(base: OpenAIModerator(connection: openAIConnection), provider: openAIName, meter: storyMeter),
             meter: storyMeter, blobs: blobs,
@@ -288,7 +319,8 @@ public enum ChorusApp {
         try app.register(collection: ConversationAudioController(services: services))
         try app.register(collection: StoriesController(services: services))
         try app.register(collection: WebAssetsController(assets: try WebAssets.load()))
-        try app.register(collection: ConsoleController(services: services))
+        try app.register(collection: ConsoleController(services: services, modelLifecycle: modelLifecycle))
+        try app.register(collection: MetricsController(registry: metrics, token: configuration.metricsToken))
         try app.register(collection: PlaygroundController(services: services))
         if !configuration.isProduction {
             try app.register(collection: DevelopmentController(services: services))

@@ -63,6 +63,11 @@ struct Serve: AsyncParsableCommand {
                 }
             }
             try await app.execute()
+        } catch let error as ConfigurationError {
+            // Found while starting: a configured model the provider shut down (issue 22's model lifecycle check).
+            try? await app.asyncShutdown()
+            for problem in error.problems { FileHandle.standardError.write(Data("chorus: \(problem)\n".utf8)) }
+            throw ExitCode(78)
         } catch {
             try? await app.asyncShutdown()
             throw error

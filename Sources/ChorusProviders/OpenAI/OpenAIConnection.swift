@@ -79,6 +79,24 @@ public struct OpenAIConnection: Sendable, CustomStringConvertible {
         )
     }
 
+    /// `GET <baseURL>/<path>`, through ``ProviderHTTP`` with OpenAI's error classification.
+    func get(operation: String, path: String) async throws -> ProviderHTTP.Response {
+        let url = baseURL.absoluteString.hasSuffix("/") ? baseURL.absoluteString + path : baseURL.absoluteString + "/" + path
+        var getHeaders = self.headers(contentType: "application/json", accept: "application/json")
+        getHeaders.remove(name: "Content-Type")
+        let headers = getHeaders
+        return try await http.execute(
+            operation: operation,
+            {
+                var request = HTTPClientRequest(url: url)
+                request.method = .GET
+                request.headers = headers
+                return request
+            },
+            mapError: Self.providerError(for:)
+        )
+    }
+
     /// `POST <baseURL>/<path>` whose answer is read as it arrives: a 2xx response's body chunks go to `onChunk`; a
     /// 4xx/5xx is classified like ``post(operation:path:contentType:accept:body:)``'s (not retried: a stream cannot be
     /// replayed once the caller has seen part of it).

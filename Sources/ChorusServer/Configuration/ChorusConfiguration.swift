@@ -83,7 +83,8 @@ public struct ChorusConfiguration: Sendable {
         /// Image size and quality sent with each picture.
         public var imageSize: String
         public var imageQuality: String
-        /// The speech model narrating stories (`CHORUS_STORIES_TTS_MODEL`; needs `instructions` support).
+        /// The speech model narrating stories (`CHORUS_STORIES_TTS_MODEL`, default `gpt-realtime-2.1-mini` on the Realtime
+        /// API; the `/v1/audio/speech` models `tts-1`, `tts-1-hd`, `gpt-4o-mini-tts…` still work until 2027-01-06).
         public var speechModel: String
         /// Moderation model used as a second opinion on user-supplied text; `nil` turns it off.
         public var moderationModel: String?
@@ -115,8 +116,9 @@ public struct ChorusConfiguration: Sendable {
 
     /// Voice messages: recordings, transcription.
     public struct VoiceMessageSettings: Sendable, Equatable {
-        /// The speech-to-text model (`CHORUS_VOICE_TRANSCRIPTION_MODEL`): `whisper-1` reports confidence and silence,
-        /// `gpt-4o(-mini)-transcribe` token confidence, `gpt-transcribe` neither.
+        /// The speech-to-text model (`CHORUS_VOICE_TRANSCRIPTION_MODEL`, default `gpt-transcribe`): `whisper-1` reports
+        /// confidence and silence, `gpt-4o(-mini)-transcribe` token confidence (all three shut down on 2027-02-26),
+        /// `gpt-transcribe` only the detected languages, judged with the recording (``TranscriptQuality``).
         public var transcriptionModel: String
         /// The largest recording accepted, bytes.
         public var maxUploadBytes: Int
@@ -127,7 +129,8 @@ public struct ChorusConfiguration: Sendable {
         public var audioURLLifetime: TimeInterval
         /// The chat model writing conversation summaries (`CHORUS_VOICE_SUMMARY_MODEL`).
         public var summaryModel: String
-        /// OpenAI text-to-speech model for default voices and narration (`CHORUS_VOICE_TTS_MODEL`).
+        /// OpenAI text-to-speech model for default voices and narration (`CHORUS_VOICE_TTS_MODEL`, default
+        /// `gpt-realtime-2.1-mini` on the Realtime API; `/v1/audio/speech` models are still accepted until 2027-01-06).
         public var speechModel: String
         /// The default voice of accounts that chose none, and the narrator of summaries (OpenAI voices).
         public var defaultVoice: String
@@ -348,6 +351,15 @@ public struct ChorusConfiguration: Sendable {
     /// Seconds a client connection may go without a byte read or written before it is closed
     /// (`CHORUS_IDLE_TIMEOUT_SECONDS`, default 60, between 1 and 3,600).
     public var idleTimeoutSeconds: Double = 60
+    /// `reasoning_effort` for OpenAI's reasoning text models (`CHORUS_OPENAI_REASONING_EFFORT`, default `none`).
+    public var textReasoningEffort: OpenAITextGenerator.ReasoningEffort = .none
+
+    /// The bearer token a Prometheus scraper sends to `GET /metrics` (`CHORUS_METRICS_TOKEN`, at least 16 characters);
+    /// `nil` (the default) turns the route off (404).
+    public var metricsToken: String?
+    /// Seconds between two model lifecycle checks of OpenAI's model list (`CHORUS_MODEL_CHECK_INTERVAL_SECONDS`,
+    /// default a day, between 1 and 604,800).
+    public var modelCheckInterval: TimeInterval = 86_400
 
     /// Whether the listening address is reachable from this machine only (`localhost`, `127.0.0.0/8`, `::1`).
     public var listensOnLoopbackOnly: Bool { Self.isLoopback(hostname) }
@@ -402,7 +414,8 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_STORIES_PREMIUM_ILLUSTRATIONS", "CHORUS_STORIES_DAILY_BUDGET_USD", "CHORUS_STORIES_MONTHLY_BUDGET_USD",
         "CHORUS_STORIES_USER_DAILY_OPERATIONS", "CHORUS_VOICE_USER_DAILY_OPERATIONS", "CHORUS_VOICE_DAILY_SUMMARIES", "CHORUS_TRIAL_CALLS_PER_DAY",
         "CHORUS_SIGNUPS_PER_IP", "CHORUS_SIGNUPS_PER_NETWORK", "CHORUS_SIGNUP_NETWORK_PREFIXES",
-        "CHORUS_PLAYGROUND", "CHORUS_DEVELOPMENT_ON_NETWORK", "CHORUS_IDLE_TIMEOUT_SECONDS",
+        "CHORUS_PLAYGROUND", "CHORUS_DEVELOPMENT_ON_NETWORK", "CHORUS_IDLE_TIMEOUT_SECONDS", "CHORUS_METRICS_TOKEN",
+        "CHORUS_MODEL_CHECK_INTERVAL_SECONDS",
     ]
 
     /// Sandbox providers are in use (no live Twilio account configured).
@@ -485,9 +498,9 @@ public struct ChorusConfiguration: Sendable {
             openAIKey == nil && openAIBase == nil
             ? nil : OpenAIAccount(apiKey: openAIKey ?? "", baseURL: openAIBase ?? URL(string: "https://api.openai.com/v1")!)
         let callBridge = CallBridgeSettings(
-            realtimeModel: reader.string("CHORUS_OPENAI_REALTIME_MODEL") ?? "gpt-realtime",
+            realtimeModel: reader.string("CHORUS_OPENAI_REALTIME_MODEL") ?? "gpt-realtime-2.1",
             transcriptionModel: reader.string("CHORUS_OPENAI_TRANSCRIPTION_MODEL").map { $0.lowercased() == "none" ? nil : $0 }
-                ?? "gpt-4o-mini-transcribe",
+                ?? "gpt-live-transcribe",
             transcriptRetentionDays: reader.value("CHORUS_TRANSCRIPT_RETENTION_DAYS", default: 30) {
                 Int($0).flatMap { (0...3_650).contains($0) ? $0 : nil }
             },
@@ -503,7 +516,7 @@ public struct ChorusConfiguration: Sendable {
             }
         }
         let voiceMessages = VoiceMessageSettings(
-            transcriptionModel: reader.string("CHORUS_VOICE_TRANSCRIPTION_MODEL") ?? "whisper-1",
+            transcriptionModel: reader.string("CHORUS_VOICE_TRANSCRIPTION_MODEL") ?? "gpt-transcribe",
             maxUploadBytes: reader.value("CHORUS_VOICE_MAX_UPLOAD_BYTES", default: 10 * 1024 * 1024) {
                 Int($0).flatMap { (1_024...100 * 1024 * 1024).contains($0) ? $0 : nil }
             },
@@ -514,8 +527,8 @@ public struct ChorusConfiguration: Sendable {
             audioURLLifetime: reader.value("CHORUS_VOICE_AUDIO_URL_TTL", default: 900) {
                 TimeInterval($0).flatMap { $0 >= 10 && $0 <= 86_400 ? $0 : nil }
             },
-            summaryModel: reader.string("CHORUS_VOICE_SUMMARY_MODEL") ?? "gpt-4.1-mini",
-            speechModel: reader.string("CHORUS_VOICE_TTS_MODEL") ?? "gpt-4o-mini-tts",
+            summaryModel: reader.string("CHORUS_VOICE_SUMMARY_MODEL") ?? "gpt-5.4-mini",
+            speechModel: reader.string("CHORUS_VOICE_TTS_MODEL") ?? "gpt-realtime-2.1-mini",
             defaultVoice: reader.string("CHORUS_VOICE_DEFAULT_VOICE") ?? "alloy",
             narratorVoice: reader.string("CHORUS_VOICE_NARRATOR_VOICE") ?? "sage",
             cloneSpeechModel: reader.string("CHORUS_ELEVENLABS_MODEL") ?? "eleven_multilingual_v2",
@@ -548,11 +561,11 @@ public struct ChorusConfiguration: Sendable {
             }
         }
         let stories = StorySettings(
-            textModel: reader.string("CHORUS_STORIES_TEXT_MODEL") ?? "gpt-4.1-mini",
+            textModel: reader.string("CHORUS_STORIES_TEXT_MODEL") ?? "gpt-5.4-mini",
             imageModel: reader.string("CHORUS_STORIES_IMAGE_MODEL") ?? "gpt-image-2",
             imageSize: reader.string("CHORUS_STORIES_IMAGE_SIZE") ?? "1024x1024",
             imageQuality: reader.string("CHORUS_STORIES_IMAGE_QUALITY") ?? "medium",
-            speechModel: reader.string("CHORUS_STORIES_TTS_MODEL") ?? "gpt-4o-mini-tts",
+            speechModel: reader.string("CHORUS_STORIES_TTS_MODEL") ?? "gpt-realtime-2.1-mini",
             moderationModel: reader.value("CHORUS_STORIES_MODERATION_MODEL", default: String?.some("omni-moderation-latest")) {
                 $0 == "off" ? String?.none : String?.some($0)
             },
@@ -697,6 +710,15 @@ public struct ChorusConfiguration: Sendable {
             }
         )
         configuration.connections = ConnectionLimits.read(from: &reader)
+        configuration.metricsToken = reader.value("CHORUS_METRICS_TOKEN", default: String?.none) { text -> String?? in
+            text.utf8.count >= 16 ? .some(text) : nil
+        }
+        configuration.modelCheckInterval = reader.value("CHORUS_MODEL_CHECK_INTERVAL_SECONDS", default: 86_400) {
+            TimeInterval($0).flatMap { $0 >= 1 && $0 <= 604_800 ? $0 : nil }
+        }
+        configuration.textReasoningEffort = reader.value("CHORUS_OPENAI_REASONING_EFFORT", default: .none) {
+            OpenAITextGenerator.ReasoningEffort(rawValue: $0.lowercased())
+        }
         configuration.idleTimeoutSeconds = reader.value("CHORUS_IDLE_TIMEOUT_SECONDS", default: 60) {
             Double($0).flatMap { (1...3_600).contains($0) ? $0 : nil }
         }

@@ -13,6 +13,8 @@ import Vapor
 /// sign-in form is protected by a double-submit cookie (`chorus_console_csrf`). Every operator action is audited.
 struct ConsoleController: RouteCollection {
     let services: ChorusServices
+    /// The model lifecycle check's last report, shown at the top of the overview.
+    let modelLifecycle: ModelLifecycleWatch
 
     static let sessionCookie = "chorus_console"
     static let loginCookie = "chorus_console_csrf"
@@ -108,7 +110,10 @@ struct ConsoleController: RouteCollection {
 
     @Sendable
     func overviewPage(_ req: Request) async throws -> Response {
-        Self.html(ConsolePages.overview(email: try req.consoleSession.email, csrfToken: try req.consoleSession.csrfToken))
+        Self.html(
+            ConsolePages.overview(
+                email: try req.consoleSession.email, csrfToken: try req.consoleSession.csrfToken,
+                modelLifecycle: ConsolePages.modelLifecycle(modelLifecycle.latest, models: modelLifecycle.models.count)))
     }
 
     // MARK: - API

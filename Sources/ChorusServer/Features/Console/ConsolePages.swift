@@ -1,3 +1,4 @@
+import ChorusCore
 import Foundation
 
 /// The console's pages: plain HTML with the shared stylesheet and the console's ES module (`/assets/console.js`), no
@@ -57,7 +58,36 @@ enum ConsolePages {
                 """)
     }
 
-    static func overview(email: String, csrfToken: String) -> String {
+    /// The "Model lifecycle" panel: what the last check of OpenAI's model list found for the configured models.
+    static func modelLifecycle(_ report: ModelLifecycleWatch.Report?, models: Int) -> String {
+        let heading = #"<h2 id="models-h">Model lifecycle <span class="muted">(OpenAI's model list, this instance)</span></h2>"#
+        guard let report else {
+            return #"<section class="wide" id="model-lifecycle" aria-labelledby="models-h">\#(heading)<p class="muted">Not checked yet.</p></section>"#
+        }
+        let checked = escape(ISO8601DateFormatter().string(from: report.checkedAt))
+        if let failure = report.failure {
+            return """
+                <section class="wide" id="model-lifecycle" aria-labelledby="models-h">\(heading)
+                <p class="warn" role="status">The check at \(checked) could not read the model list; it runs again at the next interval: \(escape(String(failure.prefix(300))))</p></section>
+                """
+        }
+        let attention = report.findings.filter(\.needsAttention)
+        let items = attention.map { finding in
+            "<li class=\"\(finding.isUnusable ? "bad" : "warn")\">\(escape(finding.summary))</li>"
+        }
+        let dated = report.findings.filter { !$0.needsAttention && $0.shutdownDate != nil }.map { "<li>\(escape($0.summary))</li>" }
+        let verdict =
+            attention.isEmpty
+            ? #"<p class="good">All \#(models) configured models are offered; none shuts down within \#(ModelLifecyclePolicy.warningDays) days.</p>"#
+            : #"<ul role="alert">\#(items.joined())</ul>"#
+        return """
+            <section class="wide" id="model-lifecycle" aria-labelledby="models-h">\(heading)
+            \(verdict)\(dated.isEmpty ? "" : "<ul class=\"muted\">\(dated.joined())</ul>")
+            <p class="muted">Checked \(checked).</p></section>
+            """
+    }
+
+    static func overview(email: String, csrfToken: String, modelLifecycle: String) -> String {
         page(
             title: "Overview",
             body: """
@@ -68,6 +98,7 @@ enum ConsolePages {
                 <button type="submit">Sign out</button></form></div>
                 </header>
                 <main>
+                \(modelLifecycle)
                 <section class="wide" aria-labelledby="live-h"><h2 id="live-h">Calls in progress <span id="live-state" class="muted">(connecting…)</span></h2>
                 <table><caption class="visually-hidden">Calls in progress, updated live</caption>
                 <thead><tr><th scope="col">Call</th><th scope="col">Number</th><th scope="col">Scenario</th><th scope="col">Status</th><th scope="col">Time / limit</th><th scope="col">Last line</th></tr></thead>
