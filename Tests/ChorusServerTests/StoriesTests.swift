@@ -1,4 +1,5 @@
 import ChorusAPI
+import ChorusCore
 import Foundation
 import Testing
 
@@ -12,6 +13,9 @@ struct StoriesTests {
 
     /// Fast pictures: no pause between batches.
     static let environment = ["CHORUS_STORIES_ILLUSTRATION_SPACING_SECONDS": "0", "CHORUS_STORIES_FREE_ILLUSTRATIONS": "8"]
+    /// Narration by `/v1/audio/speech` (`gpt-4o-mini-tts`, still served until 2027-01-06): the tests of restarts and
+    /// deletion inject per-text faults and delays into that endpoint, which the Realtime emulator has no twin of.
+    static let httpSpeechEnvironment = environment.merging(["CHORUS_STORIES_TTS_MODEL": "gpt-4o-mini-tts"]) { $1 }
 
     static func hero(_ server: TestServer, _ person: Person, name: String = "Mia") async throws -> HeroDTO {
         let reply = try await server.request(
@@ -98,6 +102,14 @@ struct StoriesTests {
             #expect(abs((audio.durationSeconds ?? 0) - sum) < 0.01, "\(audio.durationSeconds ?? 0) vs \(sum)")
             let ranged = try await server.request(.GET, Self.path(server, try #require(audio.url)), headers: [("Range", "bytes=0-99")])
             #expect(ranged.status == 206 && ranged.body.count == 100)
+            // Narrated on the Realtime API (the default model): each part read aloud by a gpt-realtime-2.1-mini session,
+            // encoded to MP3 at 24 kHz.
+            let narration = try await server.request(.GET, Self.path(server, try #require(audio.url)))
+            #expect(narration.headers.first(name: "Content-Type") == "audio/mpeg")
+            #expect(try MP3Joiner.frames(of: narration.body).sampleRate == 24_000)
+            let read = try await VoiceTests.realtimeReadings(server)
+            #expect(read.count == audio.parts.count)
+            #expect(read.joined(separator: " ").split(whereSeparator: \.isWhitespace) == content.split(whereSeparator: \.isWhitespace))
 
             // Eight scenes with timestamps from the narration, increasing and within it; eight pictures.
             #expect(story.scenes.count == 8)
@@ -193,7 +205,7 @@ struct StoriesTests {
         var parent: Person?
         var id = ""
         var partsBefore = 0
-        try await TestServer.run(on: .sqlite, database: provisioned, environment: Self.environment) { server in
+        try await TestServer.run(on: .sqlite, database: provisioned, environment: Self.httpSpeechEnvironment) { server in
             // The last part of the narration (the one with the closing words) keeps failing on this instance.
             try await Self.setFaults(server, #"{"faults":[{"kind":"server_error","endpoint":"audio/speech","match":"sweet dreams","times":100}]}"#)
             let person = try await MessagingTests.person(server, name: "parent")
@@ -208,7 +220,7 @@ struct StoriesTests {
             #expect(try await VoiceTests.providerRequests(server, path: "chat/completions", containing: "Create a 10-minute bedtime story") == 1)
         }
         let person = try #require(parent)
-        try await TestServer.run(on: .sqlite, database: provisioned, environment: Self.environment) { server in
+        try await TestServer.run(on: .sqlite, database: provisioned, environment: Self.httpSpeechEnvironment) { server in
             try await server.eventually(timeout: .seconds(40), "the narration is finished after the restart") {
                 try await Self.story(server, person, id).stages.narration == "succeeded"
             }
@@ -229,7 +241,7 @@ struct StoriesTests {
 
     @Test("deleting a story mid-generation stops its provider calls and deletes its files")
     func deleteStopsWork() async throws {
-        try await TestServer.run(on: .sqlite, environment: Self.environment) { server in
+        try await TestServer.run(on: .sqlite, environment: Self.httpSpeechEnvironment) { server in
             // Every narration part takes a second: the story is still being narrated when it is deleted.
             try await Self.setFaults(server, #"{"faults":[{"kind":"timeout","endpoint":"audio/speech","times":100,"delay_ms":1000}]}"#)
             let parent = try await MessagingTests.person(server, name: "parent")

@@ -1,4 +1,5 @@
 import ChorusAPI
+import ChorusCore
 import ChorusSandbox
 import Foundation
 import SQLKit
@@ -35,6 +36,14 @@ struct VoiceTests {
     static func providerRequests(_ server: TestServer, path: String, containing text: String) async throws -> Int {
         let requests = try await server.request(.GET, "/sandbox/requests").json["requests"] as? [[String: Any]] ?? []
         return requests.filter { ($0["path"] as? String)?.contains(path) == true && ($0["body"] as? String)?.contains(text) == true }.count
+    }
+
+    /// The texts the Realtime emulator read aloud for `gpt-realtime-2.1-mini` sessions, in order.
+    static func realtimeReadings(_ server: TestServer) async throws -> [String] {
+        let sessions = try await server.request(.GET, "/sandbox/openai/realtime/sessions").json["sessions"] as? [[String: Any]] ?? []
+        return sessions.filter { $0["model"] as? String == "gpt-realtime-2.1-mini" }.flatMap { session in
+            (session["responses"] as? [[String: Any]] ?? []).compactMap { $0["text"] as? String }
+        }
     }
 
     static func speech(_ server: TestServer, _ person: Person, message: String) async throws -> TestServer.Reply {
@@ -142,7 +151,8 @@ struct VoiceTests {
                 return results
             }
             #expect(statuses.allSatisfy { $0.0 == 200 }, "\(statuses.filter { $0.0 != 200 })")
-            #expect(try await Self.providerRequests(server, path: "openai/v1/audio/speech", containing: "Concurrent listeners") == 1)
+            // Default voices speak on the Realtime API: one session, whose user message carries the text.
+            #expect(try await Self.providerRequests(server, path: "openai/v1/realtime", containing: "Concurrent listeners") == 1)
         }
     }
 
@@ -156,14 +166,14 @@ struct VoiceTests {
             var messages: [MessageDTO] = []
             for index in 1...4 { messages.append(try await MessagingTests.send(server, alice, to: conversation.id, text: "Note number \(index).")) }
 
-            // A provider failure: the PRD's message, nothing charged, and the next try works.
+            // A provider failure (the Realtime API refuses sessions): the PRD's message, nothing charged, and the next try works.
             let failing = try await server.request(
-                .PUT, "/sandbox/openai/behavior", body: Data(#"{"fail_next":3,"status":500,"endpoint":"audio/speech"}"#.utf8),
+                .PUT, "/sandbox/openai/realtime/behavior", body: Data(#"{"reject_connections":true}"#.utf8),
                 headers: [("Content-Type", "application/json")])
             #expect(failing.status == 200, "\(failing.text)")
             let failed = try await Self.speech(server, bob, message: messages[0].id)
             #expect(failed.status == 503 && failed.detail == "Audio unavailable. You can still read the message.", "\(failed.text)")
-            #expect(try await server.request(.DELETE, "/sandbox/openai/behavior").status < 300)
+            #expect(try await server.request(.DELETE, "/sandbox/openai/realtime/behavior").status < 300)
             #expect(try await Self.speech(server, bob, message: messages[0].id).status == 200)
             #expect(try await Self.speech(server, bob, message: messages[1].id).status == 200)
             // Bob's two generations for today are used; cached speech still plays, new speech is refused.
@@ -173,13 +183,13 @@ struct VoiceTests {
             #expect(try await Self.speech(server, alice, message: messages[2].id).status == 200)
         }
         // Urgency by keywords: the model's readings would spend the same voice budget.
-        let budget = ["CHORUS_VOICE_DAILY_BUDGET_USD": "0.0005", "CHORUS_VOICE_URGENCY": "keywords"]
+        let budget = ["CHORUS_VOICE_DAILY_BUDGET_USD": "0.001", "CHORUS_VOICE_URGENCY": "keywords"]
         try await TestServer.run(on: database, environment: budget) { server in
             let alice = try await Self.adult(server, name: "alice")
             let bob = try await Self.adult(server, name: "bob")
             let conversation = try await server.startConversation(
                 alice.token, CreateConversationRequest(kind: "direct", memberEmails: [bob.email]), acceptedBy: [bob.token])
-            // gpt-4o-mini-tts at $17 per 1M characters: 20 characters (340 micro-dollars) fit in 500, the next 46 do not.
+            // gpt-realtime-2.1-mini at $28 per 1M characters: 20 characters (560 micro-dollars) fit in 1,000, the next 46 do not.
             let small = try await MessagingTests.send(server, alice, to: conversation.id, text: "Twenty characters!!!")
             let large = try await MessagingTests.send(
                 server, alice, to: conversation.id, text: String(repeating: "Forty characters here. ", count: 2))
@@ -330,8 +340,8 @@ struct VoiceTests {
             #expect(blobs.count == 1, "\(blobs)")
             #expect(try await Self.speech(server, bob, message: forgotten).decode(SpeechResponse.self).cached == false)
             #expect(try await Self.speech(server, bob, message: used).decode(SpeechResponse.self).cached == true)
-            #expect(try await Self.providerRequests(server, path: "openai/v1/audio/speech", containing: "Played once and forgotten") == 2)
-            #expect(try await Self.providerRequests(server, path: "openai/v1/audio/speech", containing: "Played every few days") == 1)
+            #expect(try await Self.providerRequests(server, path: "openai/v1/realtime", containing: "Played once and forgotten") == 2)
+            #expect(try await Self.providerRequests(server, path: "openai/v1/realtime", containing: "Played every few days") == 1)
         }
     }
 
@@ -363,7 +373,11 @@ struct VoiceTests {
             #expect(summary.narration.split(whereSeparator: \.isWhitespace).count <= 300)
             let audioURL = try #require(summary.audioURL)
             let audio = try await server.request(.GET, String(audioURL.dropFirst(server.baseURL.count)))
-            #expect(audio.status == 200 && SandboxAudioFiles.embeddedText(in: audio.body) == summary.narration)
+            // Narrated on the Realtime API (the default speech model): MP3 of the narration, read by the emulator's sessions.
+            #expect(audio.status == 200 && audio.headers.first(name: "Content-Type") == "audio/mpeg")
+            #expect(try MP3Joiner.frames(of: audio.body).sampleRate == 24_000)
+            let read = try await Self.realtimeReadings(server).joined(separator: " ")
+            #expect(read.split(whereSeparator: \.isWhitespace) == summary.narration.split(whereSeparator: \.isWhitespace))
             _ = try await live.next { $0.type == "summary.ready" && $0.summaryID == summary.summaryID }
             await live.close()
             let stored = try await server.request(.GET, "/conversations/\(group.id)/summaries/\(summary.summaryID)", token: mom.token)
@@ -460,3 +474,4 @@ struct VoiceTests {
         }
     }
 }
+

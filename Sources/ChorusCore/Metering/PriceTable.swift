@@ -47,17 +47,23 @@ public struct PriceTable: Sendable, Equatable {
     /// Defaults from research notes §1.9 (dated 2026-11-22):
     /// - speech: `tts-1` $15 and `tts-1-hd` $30 per 1M characters; `gpt-4o-mini-tts` ≈ $0.015 per minute, about $17
     ///   per 1M characters at ~900 characters a minute; ElevenLabs API ≈ $0.08–0.12 per 1,000 characters for
-    ///   multilingual (the upper end, $120 per 1M, is used), flash half of that;
+    ///   multilingual (the upper end, $120 per 1M, is used), flash half of that; `gpt-realtime-2.1-mini` (speech on the
+    ///   Realtime API since issue 22) $28 per 1M characters, an **estimate** derived from audio-token prices, not a list
+    ///   price: the model bills tokens, not characters — assistant audio is 1 token per 50 ms (1,200 a minute), priced
+    ///   like `gpt-realtime-mini` at $20 per 1M output audio tokens ($0.024 a minute, about $26.7 per 1M characters at
+    ///   ~900 characters a minute) plus the instructions and text in ($0.60 per 1M) and the transcript out ($2.40 per
+    ///   1M), about $1 more; verbatim retries are not included;
     /// - transcription per minute: `whisper-1` $0.006, `gpt-4o-transcribe` $0.006, `gpt-4o-mini-transcribe` $0.003,
     ///   `gpt-transcribe` $0.0045;
     /// - chat (not in the notes; OpenAI list prices to verify): `gpt-4o-mini` $0.15 / $0.60, `gpt-4.1-mini`
-    ///   $0.40 / $1.60, `gpt-4o` $2.50 / $10 per 1M input / output tokens;
+    ///   $0.40 / $1.60, `gpt-4o` $2.50 / $10, `gpt-5-mini` $0.25 / $2, `gpt-5.4-mini` (the default text model since
+    ///   issue 22) $0.75 / $4.50 per 1M input / output tokens, reasoning tokens billed as output;
     /// - images (not in the notes beyond "token-billed, high quality several times low"; list prices to verify): GPT
     ///   image models $5 per 1M text input tokens and $40 per 1M image output tokens; per picture, when no usage is
     ///   reported, $0.04 (seed 004's DALL-E 3 standard price) to $0.17.
     public static let standard = PriceTable(
         speechUSDPerMillionCharacters: [
-            "tts-1": 15, "tts-1-hd": 30, "gpt-4o-mini-tts": 17, "eleven_multilingual_v2": 120, "eleven_v3": 120,
+            "tts-1": 15, "tts-1-hd": 30, "gpt-4o-mini-tts": 17, "gpt-realtime-2.1-mini": 28, "eleven_multilingual_v2": 120, "eleven_v3": 120,
             "eleven_flash_v2_5": 60, "eleven_flash_v2": 60,
         ],
         transcriptionUSDPerMinute: [
@@ -67,6 +73,8 @@ public struct PriceTable: Sendable, Equatable {
             "gpt-4o-mini": TokenPrice(inputUSDPerMillion: 0.15, outputUSDPerMillion: 0.60),
             "gpt-4.1-mini": TokenPrice(inputUSDPerMillion: 0.40, outputUSDPerMillion: 1.60),
             "gpt-4o": TokenPrice(inputUSDPerMillion: 2.50, outputUSDPerMillion: 10.00),
+            "gpt-5-mini": TokenPrice(inputUSDPerMillion: 0.25, outputUSDPerMillion: 2.00),
+            "gpt-5.4-mini": TokenPrice(inputUSDPerMillion: 0.75, outputUSDPerMillion: 4.50),
         ],
         imageUSDPerMillionTokens: [
             "gpt-image-1": TokenPrice(inputUSDPerMillion: 5, outputUSDPerMillion: 40),

@@ -124,17 +124,19 @@ final class SpeechService: Sendable {
             throw APIError.detail(.tooManyRequests, VoiceUsagePolicy.dailyLimitMessage(limit: settings.dailyGenerationsPerUser))
         }
         do {
-            let audio = try await MeteringContext.with(userID: requester) { try await synthesize(plan) }
-            guard let blobKey = BlobKey(rawValue: "speech/\(key.prefix(2))/\(key).\(plan.template.format.rawValue)") else {
+            // The format the synthesizer returned, which may differ from the one asked for (Realtime speech without
+            // libmp3lame answers WAV): the file's name and media type follow the audio.
+            let (audio, format) = try await MeteringContext.with(userID: requester) { try await synthesize(plan) }
+            guard let blobKey = BlobKey(rawValue: "speech/\(key.prefix(2))/\(key).\(format.rawValue)") else {
                 throw ProviderError.invalidResponse("bad speech key")
             }
-            try await blobs.put(blobKey, data: audio, contentType: plan.template.format.contentType)
-            try await store.completeSpeech(key: key, blobKey: blobKey.rawValue, contentType: plan.template.format.contentType, sizeBytes: audio.count)
+            try await blobs.put(blobKey, data: audio, contentType: format.contentType)
+            try await store.completeSpeech(key: key, blobKey: blobKey.rawValue, contentType: format.contentType, sizeBytes: audio.count)
             logger.info(
                 "generated speech",
                 metadata: ["provider": .string(plan.provider), "characters": .stringConvertible(TextChunker.length(plan.text))])
             return SpeechCacheEntry(
-                key: key, status: "ready", blobKey: blobKey.rawValue, contentType: plan.template.format.contentType, sizeBytes: audio.count)
+                key: key, status: "ready", blobKey: blobKey.rawValue, contentType: format.contentType, sizeBytes: audio.count)
         } catch {
             try? await store.refundVoiceUsage(userID: requester, key: usageKey)
             try? await store.abandonSpeech(key: key)
@@ -145,22 +147,29 @@ final class SpeechService: Sendable {
         }
     }
 
-    /// Speaks the text in parts no longer than the provider accepts, joined into one file (MP3 parts by
-    /// ``MP3Joiner``, which drops each part's tags and summary frame; WAV parts by ``WAVSplicer``).
-    func synthesize(_ plan: SpeechPlan) async throws -> Data {
+    /// Speaks the text in parts no longer than the provider accepts, joined into one file in the format the
+    /// synthesizer returned (MP3 parts by ``MP3Joiner``, which drops each part's tags and summary frame; WAV parts by
+    /// ``WAVSplicer``).
+    func synthesize(_ plan: SpeechPlan) async throws -> (audio: Data, format: SpeechAudioFormat) {
         let parts = TextChunker(maxCharacters: plan.synthesizer.maxInputCharacters).split(plan.text)
         var audio: [Data] = []
+        var formats: Set<SpeechAudioFormat> = []
         for part in parts {
             var request = plan.template
             request.text = part
-            audio.append(try await plan.synthesizer.synthesize(request).audio)
+            let speech = try await plan.synthesizer.synthesize(request)
+            audio.append(speech.audio)
+            formats.insert(speech.format)
         }
-        guard audio.count > 1 else { return audio[0] }
-        if plan.template.format == .wav {
+        guard let format = formats.first, formats.count == 1 else {
+            throw ProviderError.invalidResponse("the parts of one speech came back in different formats: \(formats.map(\.rawValue).sorted())")
+        }
+        guard audio.count > 1 else { return (audio[0], format) }
+        if format == .wav {
             let clips = audio.enumerated().map { WAVClip(messageID: String($0.offset), sender: plan.voiceKind, wav: $0.element) }
-            return try WAVSplicer.splice(clips, gapMs: 0).wav
+            return (try WAVSplicer.splice(clips, gapMs: 0).wav, .wav)
         }
-        return try MP3Joiner.join(audio.map(MP3Joiner.frames)).bytes
+        return (try MP3Joiner.join(audio.map(MP3Joiner.frames)).bytes, .mp3)
     }
 }
 

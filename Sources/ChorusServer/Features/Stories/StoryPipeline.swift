@@ -174,7 +174,8 @@ struct StoryPipeline: Sendable {
                                     story: content, sceneCount: count, heroName: story.snapshot.heroName, heroDescription: description,
                                     language: language)),
                         ],
-                        format: StructuredOutputFormat(name: ScenePlan.schemaName, schemaJSON: ScenePlan.jsonSchema), temperature: 0.3,
+                        format: StructuredOutputFormat(name: ScenePlan.schemaName, schemaJSON: ScenePlan.jsonSchema),
+                        maxOutputTokens: ScenePlan.maxOutputTokens(scenes: count), temperature: 0.3,
                         safetyIdentifier: Self.safetyIdentifier(story.userID)))
                 scenes = try ScenePlan.decode(json: Data(generated.content.utf8), story: content, count: count)
             } catch let error as ProviderError where error.isTransient {
@@ -212,11 +213,11 @@ struct StoryPipeline: Sendable {
                     SpeechRequest(
                         text: text, voiceID: voice.id, model: stories.settings.speechModel,
                         instructions: StoryVoiceCatalog.instructions(for: voice, language: language), format: .mp3))
-                let frames = try MP3Joiner.frames(of: speech.audio)
-                let key = "stories/\(story.id)/narration-\(index + 1).mp3"
-                try await putIfActive(key, frames.bytes, contentType: "audio/mpeg", story: story, store: store)
-                let record = NarrationPartRecord(
-                    part: index + 1, text: text, blobKey: key, durationMs: Int((frames.durationSeconds * 1000).rounded()))
+                // The part in the format the synthesizer returned (WAV when Realtime speech has no MP3 encoder).
+                let part = try NarrationAudio.part(speech.audio, format: speech.format)
+                let key = "stories/\(story.id)/narration-\(index + 1).\(speech.format.rawValue)"
+                try await putIfActive(key, part.bytes, contentType: speech.format.contentType, story: story, store: store)
+                let record = NarrationPartRecord(part: index + 1, text: text, blobKey: key, durationMs: part.durationMs)
                 try await store.insertNarrationPart(storyID: story.id, record)
                 spoken[index + 1] = record
                 await services.publishStoryProgress(
@@ -224,17 +225,22 @@ struct StoryPipeline: Sendable {
                         type: "narration_part", storyID: story.id, stage: "narration", status: "running", number: index + 1, partsReady: spoken.count),
                     userID: story.userID)
             }
-            // One seamless file: the parts' frames (tags and summary frames dropped) in order.
-            var joined: [MP3Frames] = []
-            for part in spoken.values.sorted(by: { $0.part < $1.part }) {
+            // One seamless file: the parts in order (MP3 frames with tags and summary frames dropped, or WAV samples).
+            let ordered = spoken.values.sorted(by: { $0.part < $1.part })
+            let formats = Set(ordered.map { NarrationAudio.format(ofKey: $0.blobKey) })
+            guard formats.count == 1, let format = formats.first ?? nil else {
+                throw JobRunner.PermanentFailure(description: "the narration parts are not all MP3 or all WAV")
+            }
+            var files: [Data] = []
+            for part in ordered {
                 guard let data = try await stories.blobs.data(BlobKey(rawValue: part.blobKey)!) else {
                     throw JobRunner.PermanentFailure(description: "narration part \(part.part) is missing from storage")
                 }
-                joined.append(try MP3Joiner.frames(of: data))
+                files.append(data)
             }
-            let audio = try MP3Joiner.join(joined)
-            let key = "stories/\(story.id)/narration.mp3"
-            _ = try await stories.blobs.put(BlobKey(rawValue: key)!, data: audio.bytes, contentType: "audio/mpeg")
+            let audio = try NarrationAudio.join(files, format: format)
+            let key = "stories/\(story.id)/narration.\(format.rawValue)"
+            _ = try await stories.blobs.put(BlobKey(rawValue: key)!, data: audio, contentType: format.contentType)
             let durationMs = spoken.values.reduce(0) { $0 + $1.durationMs }
             try await store.completeNarration(storyID: story.id, blobKey: key, durationMs: durationMs, scenes: nil, now: services.now())
             logger.info("story narrated", metadata: ["parts": .stringConvertible(parts.count), "duration_ms": .stringConvertible(durationMs)])
@@ -309,7 +315,8 @@ struct StoryPipeline: Sendable {
             TextGenerationRequest(
                 model: stories.settings.textModel,
                 messages: [ChatMessage(role: .system, content: prompt.system), ChatMessage(role: .user, content: prompt.user)],
-                format: StructuredOutputFormat(name: HeroVisualProfile.schemaName, schemaJSON: HeroVisualProfile.jsonSchema), temperature: 0))
+                format: StructuredOutputFormat(name: HeroVisualProfile.schemaName, schemaJSON: HeroVisualProfile.jsonSchema),
+                maxOutputTokens: HeroVisualProfile.maxOutputTokens, temperature: 0))
         return try HeroVisualProfile.decode(json: Data(generated.content.utf8))
     }
 
@@ -450,5 +457,37 @@ actor TextRelay {
         pending = ""
         last = .now
         await send(text)
+    }
+}
+
+/// The narration's audio in either format speech comes in: MP3 (parts as frames, joined frame by frame) or WAV (Realtime
+/// speech without libmp3lame; parts joined sample by sample).
+enum NarrationAudio {
+    /// A part as stored (MP3 without tags and summary frame; WAV as it is) and its duration.
+    static func part(_ audio: Data, format: SpeechAudioFormat) throws -> (bytes: Data, durationMs: Int) {
+        switch format {
+        case .mp3:
+            let frames = try MP3Joiner.frames(of: audio)
+            return (frames.bytes, Int((frames.durationSeconds * 1000).rounded()))
+        case .wav:
+            let info = try AudioContainer.inspect(audio)
+            return (audio, Int((info.durationSeconds * 1000).rounded()))
+        }
+    }
+
+    /// The format of a stored part, from its key's extension.
+    static func format(ofKey key: String) -> SpeechAudioFormat? {
+        key.hasSuffix(".wav") ? .wav : key.hasSuffix(".mp3") ? .mp3 : nil
+    }
+
+    /// The parts as one file.
+    static func join(_ parts: [Data], format: SpeechAudioFormat) throws -> Data {
+        switch format {
+        case .mp3:
+            return try MP3Joiner.join(parts.map(MP3Joiner.frames)).bytes
+        case .wav:
+            let clips = parts.enumerated().map { WAVClip(messageID: String($0.offset + 1), sender: "narrator", wav: $0.element) }
+            return try WAVSplicer.splice(clips, gapMs: 0).wav
+        }
     }
 }
