@@ -61,6 +61,36 @@ extension SandboxOpenAI {
                     param: "temperature", code: value < 0 ? "decimal_below_min_value" : "decimal_above_max_value")
             }
         }
+        // Reasoning models: `reasoning_effort` only for them, `max_tokens` refused, a temperature other than the
+        // default only with an effort of `none` (which the original gpt-5 family and the o series do not offer).
+        let reasoning = Self.isReasoningModel(model)
+        var effort = reasoning ? Self.defaultReasoningEffort(model) : nil
+        if let value = body["reasoning_effort"], !value.isNull {
+            guard reasoning else {
+                return Self.invalid(
+                    "Unsupported parameter: 'reasoning_effort' is not supported with this model.", param: "reasoning_effort",
+                    code: "unsupported_parameter")
+            }
+            let offered = Self.reasoningEfforts(model)
+            guard let text = value.string, offered.contains(text) else {
+                return Self.invalid(
+                    "Unsupported value: 'reasoning_effort' does not support '\(value.string ?? value.text)' with this model. Supported values are: "
+                        + offered.map { "'\($0)'" }.joined(separator: ", ") + ".",
+                    param: "reasoning_effort", code: "unsupported_value")
+            }
+            effort = text
+        }
+        if reasoning, body["max_tokens"].map({ !$0.isNull }) == true {
+            return Self.invalid(
+                "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+                param: "max_tokens", code: "unsupported_parameter")
+        }
+        if reasoning, effort != "none", let temperature = body["temperature"]?.number, temperature != 1 {
+            return Self.invalid(
+                "Unsupported value: 'temperature' does not support \(temperature) with this model. Only the default (1) value is supported.",
+                param: "temperature", code: "unsupported_value")
+        }
+        let reasoningBudget = Self.reasoningTokens(effort)
         var maxTokens: Int?
         if let limit = body["max_completion_tokens"] ?? body["max_tokens"], !limit.isNull {
             let name = body["max_completion_tokens"] != nil ? "max_completion_tokens" : "max_tokens"
@@ -118,11 +148,15 @@ extension SandboxOpenAI {
             content = ""
         }
         var completionTokens = Self.tokenEstimate(refusal ?? content)
-        if let maxTokens, completionTokens > maxTokens {
-            content = String(content.prefix(maxTokens * 4))
-            completionTokens = maxTokens
+        // Reasoning tokens count against `max_completion_tokens` before the visible answer does.
+        var reasoningTokens = reasoningBudget
+        if let maxTokens, completionTokens.addingClamped(reasoningTokens) > maxTokens {
+            reasoningTokens = min(reasoningTokens, maxTokens)
+            completionTokens = maxTokens - reasoningTokens
+            content = String(content.prefix(completionTokens * 4))
             finishReason = "length"
         }
+        completionTokens = completionTokens.addingClamped(reasoningTokens)
         let promptTokens = conversation.reduce(0) { $0 + Self.tokenEstimate($1.content) + 4 }
         let message: RealtimeJSON = [
             "role": "assistant", "content": refusal == nil ? .string(content) : .null,
@@ -140,7 +174,8 @@ extension SandboxOpenAI {
                 "total_tokens": .int(promptTokens + completionTokens * choices),
                 "prompt_tokens_details": ["cached_tokens": 0, "audio_tokens": 0],
                 "completion_tokens_details": [
-                    "reasoning_tokens": 0, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0,
+                    "reasoning_tokens": .int(reasoningTokens), "audio_tokens": 0, "accepted_prediction_tokens": 0,
+                    "rejected_prediction_tokens": 0,
                 ],
             ],
             "service_tier": "default", "system_fingerprint": "fp_sandbox",
@@ -609,5 +644,35 @@ struct SandboxExtractor {
         if has(["language", "locale", "lang"]) { return .language }
         if has(["count", "number", "total", "num"]) { return .count }
         return .other
+    }
+}
+
+extension SandboxOpenAI {
+    /// OpenAI's reasoning models: the `gpt-5` family and its successors, and the `o` series.
+    static func isReasoningModel(_ model: String) -> Bool {
+        ["gpt-5", "o1", "o3", "o4"].contains { model == $0 || model.hasPrefix($0 + "-") || model.hasPrefix($0 + ".") }
+    }
+
+    /// The efforts a reasoning model accepts: `none` from gpt-5.1 on, `minimal` in the original gpt-5 family.
+    static func reasoningEfforts(_ model: String) -> [String] {
+        if model.hasPrefix("gpt-5.") { return ["none", "low", "medium", "high", "xhigh"] }
+        if model == "gpt-5" || model.hasPrefix("gpt-5-") { return ["minimal", "low", "medium", "high"] }
+        return ["low", "medium", "high"]
+    }
+
+    /// The effort used when a request names none: `none` from gpt-5.1 on, `medium` before.
+    static func defaultReasoningEffort(_ model: String) -> String {
+        model.hasPrefix("gpt-5.") ? "none" : "medium"
+    }
+
+    /// The hidden reasoning tokens the emulator bills for an effort.
+    static func reasoningTokens(_ effort: String?) -> Int {
+        switch effort {
+        case "minimal": 16
+        case "low": 128
+        case "medium": 512
+        case "high", "xhigh": 1_536
+        default: 0
+        }
     }
 }

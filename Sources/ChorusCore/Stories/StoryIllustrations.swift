@@ -23,6 +23,8 @@ extension HeroVisualProfileDTO {
     }
 
     public static let schemaName = "visual_profile"
+    /// The answer's budget: eight short descriptions or nulls.
+    public static let maxOutputTokens = 400
 
     /// Strict JSON Schema: every member a string or null.
     public static let jsonSchema: String = {
@@ -93,6 +95,8 @@ public enum IllustrationPrompt {
 /// in one strict-JSON call.
 public enum EventAssistPrompt {
     public static let schemaName = "event_assist"
+    /// The answer's budget: a title, a prompt seed, a few keywords and three similar events fit in a few hundred tokens.
+    public static let maxOutputTokens = 600
 
     public static let jsonSchema = """
         {

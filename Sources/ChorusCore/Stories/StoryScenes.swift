@@ -43,6 +43,11 @@ public enum ScenePlan {
 
     public static let schemaName = "story_scenes"
 
+    /// The answer's budget for `scenes` scenes: about 250 tokens each (an image prompt and its place in the text).
+    public static func maxOutputTokens(scenes: Int) -> Int {
+        200 + 250 * min(max(scenes, 1), 64)
+    }
+
     /// Strict JSON Schema of the answer.
     public static let jsonSchema = """
         {

@@ -1,30 +1,64 @@
+import ChorusCore
 import Foundation
 import NIOCore
 import NIOFoundationCompat
 
 /// Chat completions with OpenAI's `POST /v1/chat/completions`.
 ///
-/// The body is `{model, messages, response_format?, max_completion_tokens?, temperature?, safety_identifier?,
+/// The body is `{model, messages, response_format?, max_completion_tokens?, temperature?, reasoning_effort?, safety_identifier?,
 /// store: false}`. A ``StructuredOutputFormat`` becomes `response_format: {type: "json_schema", json_schema: {name,
 /// strict: true, schema}}` with the schema text inserted as it is (its key order is the order the model writes
 /// the answer in). The answer is checked the way the API asks: `message.refusal` → ``TextGenerationError/refused(_:)``,
 /// `finish_reason` `length` or `content_filter` → ``TextGenerationError/incomplete(finishReason:)``; token usage is
 /// returned with the content.
+///
+/// Reasoning models (``isReasoningModel(_:)``: `gpt-5*`, `o1*`, `o3*`, `o4*`) also get `reasoning_effort`. With an
+/// effort of `none` they answer without hidden reasoning and accept `temperature`; with any other effort the API
+/// accepts only the default temperature, so none is sent, and `max_completion_tokens` (which counts reasoning tokens)
+/// is raised by ``ReasoningEffort/allowanceTokens`` so the visible answer keeps the budget the product asked for.
 public struct OpenAITextGenerator: TextGenerator {
+    /// `reasoning_effort` (OpenAI's `ReasoningEffort`), sent to reasoning models only.
+    public enum ReasoningEffort: String, Sendable, Equatable, CaseIterable {
+        case none, minimal, low, medium, high, xhigh
+
+        /// Tokens added to `max_completion_tokens` for the reasoning itself.
+        public var allowanceTokens: Int {
+            switch self {
+            case .none: 0
+            case .minimal: 512
+            case .low: 2_048
+            case .medium: 8_192
+            case .high, .xhigh: 16_384
+            }
+        }
+    }
+
     private let connection: OpenAIConnection
+    /// The effort sent to reasoning models.
+    public let reasoningEffort: ReasoningEffort
 
     /// A generator; the model is chosen per request (``TextGenerationRequest/model``).
-    public init(connection: OpenAIConnection) {
+    public init(connection: OpenAIConnection, reasoningEffort: ReasoningEffort = .none) {
         self.connection = connection
+        self.reasoningEffort = reasoningEffort
+    }
+
+    /// Whether `model` is one of OpenAI's reasoning models (`gpt-5` and its successors, the `o` series).
+    public static func isReasoningModel(_ model: String) -> Bool {
+        ["gpt-5", "o1", "o3", "o4"].contains { model == $0 || model.hasPrefix($0 + "-") || model.hasPrefix($0 + ".") }
     }
 
     /// The JSON body sent for `request` (also what tests inspect). Throws ``ProviderError/rejected(httpStatus:code:message:)``
     /// (status 400, nothing sent) when the format's schema is not a JSON object.
     public func body(for request: TextGenerationRequest) throws -> Data {
+        let reasoning = Self.isReasoningModel(request.model) ? reasoningEffort : nil
+        let thinks = reasoning.map { $0 != .none } ?? false
         let body = ChatBody(
             model: request.model,
             messages: request.messages.map { ChatBody.Message(role: $0.role.rawValue, content: $0.content) },
-            maxCompletionTokens: request.maxOutputTokens, temperature: request.temperature,
+            maxCompletionTokens: request.maxOutputTokens.map { thinks ? $0.addingClamped(reasoningEffort.allowanceTokens) : $0 },
+            temperature: thinks ? nil : request.temperature,
+            reasoningEffort: reasoning?.rawValue,
             safetyIdentifier: request.safetyIdentifier.flatMap { $0.isEmpty ? nil : $0 }, store: false)
         var json = try JSONEncoder().encode(body)
         guard let format = request.format else { return json }
@@ -145,6 +179,7 @@ public struct OpenAITextGenerator: TextGenerator {
         let messages: [Message]
         let maxCompletionTokens: Int?
         let temperature: Double?
+        let reasoningEffort: String?
         let safetyIdentifier: String?
         let store: Bool
 
@@ -152,6 +187,7 @@ public struct OpenAITextGenerator: TextGenerator {
             case model, messages
             case maxCompletionTokens = "max_completion_tokens"
             case temperature
+            case reasoningEffort = "reasoning_effort"
             case safetyIdentifier = "safety_identifier"
             case store
         }

@@ -284,7 +284,8 @@ struct StoriesController: RouteCollection {
                 TextGenerationRequest(
                     model: stories.settings.textModel,
                     messages: [ChatMessage(role: .system, content: prompt.system), ChatMessage(role: .user, content: prompt.user)],
-                    format: StructuredOutputFormat(name: EventAssistPrompt.schemaName, schemaJSON: EventAssistPrompt.jsonSchema), temperature: 0.7,
+                    format: StructuredOutputFormat(name: EventAssistPrompt.schemaName, schemaJSON: EventAssistPrompt.jsonSchema),
+                    maxOutputTokens: EventAssistPrompt.maxOutputTokens, temperature: 0.7,
                     safetyIdentifier: StoryPipeline.safetyIdentifier(userID)))
             return try EventAssistPrompt.decode(json: Data(generated.content.utf8))
         } catch let error as ProviderError {
