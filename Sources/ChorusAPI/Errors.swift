@@ -49,6 +49,46 @@ public struct ValidationErrorResponse: Codable, Sendable, Equatable {
     }
 }
 
+/// The `detail` object of a coded refusal (422): the seed's `{"detail": {"error", "message"}}` shape of refusals,
+/// e.g. `persona_refused`, with what the client needs to act on it.
+public struct RefusalDetail: Codable, Sendable, Equatable {
+    /// A stable code, e.g. `persona_refused`, `scenario_disabled`.
+    public var error: String
+    /// A sentence fit to show the user.
+    public var message: String
+    /// The request field the refusal is about, if one.
+    public var field: String?
+    /// Why: the policy or moderation categories that refused the text (`persona_refused`).
+    public var categories: [String]?
+
+    public init(error: String, message: String, field: String? = nil, categories: [String]? = nil) {
+        self.error = error
+        self.message = message
+        self.field = field
+        self.categories = categories
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case error
+        case message
+        case field
+        case categories
+    }
+}
+
+/// 422 body of a coded refusal: `{"detail": {"error", "message", "field"?, "categories"?}}`.
+public struct RefusalResponse: Codable, Sendable, Equatable {
+    public var detail: RefusalDetail
+
+    public init(detail: RefusalDetail) {
+        self.detail = detail
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case detail
+    }
+}
+
 /// An offer shown when a call is refused: `{plan, price, calls, product_id}`.
 public struct UpgradeOption: Codable, Sendable, Equatable {
     public var plan: String

@@ -20,6 +20,9 @@ enum APIError: Error {
     /// 429 `{"detail": "<message>"}` with `Retry-After`: a daily limit of the caller (operations, summaries, signups)
     /// is used up.
     case limitReached(retryAfter: Int, detail: String)
+    /// 422 `{"detail": {"error": "<code>", "message", "field"?, "categories"?}}`: a request refused by a rule, with a code
+    /// clients can switch on (e.g. `persona_refused`).
+    case refused(RefusalDetail)
 
     static func badRequest(_ message: String) -> APIError { .detail(.badRequest, message) }
     static func notFound(_ message: String) -> APIError { .detail(.notFound, message) }

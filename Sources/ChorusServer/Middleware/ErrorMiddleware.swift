@@ -71,6 +71,9 @@ struct ChorusErrorMiddleware: AsyncMiddleware {
                 status = .tooManyRequests
                 headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter))
                 body = ErrorResponse(detail: detail)
+            case .refused(let detail):
+                status = .unprocessableEntity
+                body = RefusalResponse(detail: detail)
             }
         case let error as DecodingError:
             status = .unprocessableEntity
