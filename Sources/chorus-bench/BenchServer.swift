@@ -1,6 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import ChorusAPI
+import ChorusProviders
 import ChorusServer
 import Foundation
 import Logging
@@ -14,6 +15,8 @@ struct BenchServer: Sendable {
     let app: Application
     let port: Int
     let directory: URL
+    /// The Realtime speech's verbatim counts (chunks, retries, accepted with deviation).
+    let speechVerbatim: SpeechVerbatimStatistics
 
     var base: String { "http://127.0.0.1:\(port)" }
 
@@ -45,10 +48,12 @@ struct BenchServer: Sendable {
         app.logger.logLevel = .error
         var options = ChorusApp.Options()
         options.bcryptCost = 4
+        let speechVerbatim = SpeechVerbatimStatistics()
+        options.speechVerbatim = speechVerbatim
         try await ChorusApp.configure(app, configuration: configuration, options: options)
         try await app.asyncBoot()
         try await app.server.start(address: .hostname("127.0.0.1", port: port))
-        return BenchServer(app: app, port: port, directory: directory)
+        return BenchServer(app: app, port: port, directory: directory, speechVerbatim: speechVerbatim)
     }
 
     func stop() async {

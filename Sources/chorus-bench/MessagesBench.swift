@@ -14,6 +14,8 @@ import WebSocketKit
 
 /// Voice-message figures against an in-process server (SQLite, sandbox providers) over loopback:
 /// - cached speech at 100 concurrent listeners (time to first byte and to the complete response);
+/// - generating speech in the default voice (the Realtime API's `gpt-realtime-2.1-mini` by default) and its verbatim
+///   check: pieces spoken, retries, readings kept with a deviation;
 /// - the server's overhead of transcription beyond the provider's own time, for a 30 s clip;
 /// - fan-out of a new message to 200 connected WebSockets;
 /// - peak memory while 20 clients upload 10 MB recordings at once.
@@ -30,6 +32,12 @@ struct Messages: AsyncParsableCommand {
     @ArgumentParser.Option(help: "Messages fanned out to the WebSockets.")
     var messages: Int = 20
 
+    @ArgumentParser.Option(help: "Messages spoken in the default voice (each generated once).")
+    var speeches: Int = 20
+
+    @ArgumentParser.Option(help: "Readings the Realtime emulator makes deviate from their text (exercises the verbatim retries).")
+    var deviatingReadings: Int = 0
+
     func run() async throws {
         let server = try await BenchServer.start(extra: ["CHORUS_VOICE_DAILY_GENERATIONS": "100000"])
         let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -40,6 +48,7 @@ struct Messages: AsyncParsableCommand {
             try await measureUploads(client, server: server)
             let (alice, bob, conversation) = try await conversationPair(client, server: server)
             try await measureCachedSpeech(client, server: server, clientGroup: clientGroup, listener: bob, sender: alice, conversation: conversation)
+            try await measureSpeechGeneration(client, server: server, listener: bob, sender: alice, conversation: conversation)
             try await measureTranscription(client, server: server, token: alice.token)
             try await measureFanOut(client, server: server, clientGroup: clientGroup)
         } catch {
@@ -153,6 +162,46 @@ struct Messages: AsyncParsableCommand {
                 format:
                     "cached speech (%d bytes), 100 concurrent listeners: %d responses, %.0f req/s; time to first byte p50 %.2f ms, p99 %.2f ms; complete response p50 %.2f ms, p99 %.2f ms; %d errors",
                 size, outcome.latencies.count, rate, firstP50, firstP99, p50, p99, outcome.errors))
+    }
+
+    // MARK: Speech generation
+
+    /// Speech for `speeches` different messages, one after the other: generation time and the verbatim figures.
+    private func measureSpeechGeneration(
+        _ client: HTTPClient, server: BenchServer, listener: Person, sender: Person, conversation: String
+    ) async throws {
+        if deviatingReadings > 0 {
+            var knob = HTTPClientRequest(url: server.base + "/sandbox/openai/realtime/deviations")
+            knob.method = .PUT
+            knob.headers.add(name: "Content-Type", value: "application/json")
+            knob.body = .bytes(ByteBuffer(string: #"{"responses":\#(deviatingReadings)}"#))
+            _ = try await client.execute(knob, timeout: .seconds(10)).body.collect(upTo: 1 << 16)
+        }
+        let lines = [
+            "Dinner is at seven, bring the salad and the big bowl.", "Emma has practice on Tuesday at 4pm, can you drive her?",
+            "The plumber comes tomorrow between nine and eleven.", "Remember grandma's birthday on the 12th, I ordered flowers.",
+            "We are out of milk, eggs and bread.",
+        ]
+        let before = server.speechVerbatim.snapshot
+        let clock = ContinuousClock()
+        var durations: [Double] = []
+        var contentType = ""
+        for index in 0..<speeches {
+            let message: MessageDTO = try await server.send(
+                client, .POST, "/conversations/\(conversation)/messages",
+                json: SendMessageRequest(
+                    clientMessageID: "generate-\(index)", sendMode: "text", content: "\(lines[index % lines.count]) (\(index + 1))"),
+                token: sender.token)
+            let start = clock.now
+            let speech: SpeechResponse = try await server.send(client, .POST, "/messages/\(message.id)/speech", token: listener.token)
+            durations.append((clock.now - start).seconds)
+            contentType = speech.contentType
+        }
+        let (p50, p99) = percentiles(durations)
+        print(
+            "speech generation in the default voice: \(speeches) messages (\(contentType)), one at a time: "
+                + String(format: "p50 %.0f ms, p99 %.0f ms", p50, p99))
+        print("  verbatim check (\(deviatingReadings) readings made to deviate): \(server.speechVerbatim.snapshot.since(before).summary)")
     }
 
     // MARK: Transcription

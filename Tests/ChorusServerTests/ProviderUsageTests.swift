@@ -39,7 +39,7 @@ struct ProviderUsageTests {
             #expect(momReport.features.map(\.feature) == ["voice_messages"])
             let momItems = try #require(momReport.features.first?.items)
             let transcription = try #require(momItems.first { $0.operation == "transcription" })
-            #expect(transcription.model == "whisper-1" && transcription.calls == 1 && transcription.audioSeconds > 1)
+            #expect(transcription.model == "gpt-transcribe" && transcription.calls == 1 && transcription.audioSeconds > 1)
             #expect(transcription.usdMicros > 0)
             let chat = try #require(momItems.first { $0.operation == "chat" })
             #expect(chat.inputTokens > 0 && chat.outputTokens > 0 && chat.usdMicros > 0)
@@ -48,7 +48,7 @@ struct ProviderUsageTests {
 
             let dadReport = try await server.request(.GET, "/me/usage?period=day", token: dad.token).decode(ProviderUsageReport.self)
             let speech = try #require(dadReport.features.first?.items.first { $0.operation == "speech" })
-            #expect(speech.model == "gpt-4o-mini-tts" && speech.characters == "Dinner is at seven tonight.".count && speech.usdMicros > 0)
+            #expect(speech.model == "gpt-realtime-2.1-mini" && speech.characters == "Dinner is at seven tonight.".count && speech.usdMicros > 0)
             #expect(dadReport.features.first?.items.contains { $0.operation == "transcription" } == false)
 
             // The request id travels with the usage row; the spend ledger matches the rows.

@@ -133,6 +133,8 @@ public struct OpenAIRealtimeSpeechSynthesizer: SpeechSynthesizer {
         var retries = 0
         for attempt in 1...attempts {
             let reading: Reading
+            let started = ContinuousClock.now
+            defer { statistics.addSessionTime(ContinuousClock.now - started) }
             do {
                 reading = try await speakOnce(request)
             } catch let error as ProviderError {
@@ -543,6 +545,8 @@ public final class SpeechVerbatimStatistics: Sendable {
         public var acceptedWithDeviation = 0
         /// Pieces that failed with an error.
         public var failed = 0
+        /// Wall-clock seconds spent in sessions (connecting to `response.done`), every attempt included.
+        public var sessionSeconds = 0.0
 
         public init() {}
 
@@ -550,6 +554,24 @@ public final class SpeechVerbatimStatistics: Sendable {
         public var retryRate: Double { chunks == 0 ? 0 : Double(retries) / Double(chunks) }
         /// The share of pieces kept with a deviation.
         public var deviationRate: Double { chunks == 0 ? 0 : Double(acceptedWithDeviation) / Double(chunks) }
+
+        /// The counts since `earlier` (the same statistics, read before).
+        public func since(_ earlier: Snapshot) -> Snapshot {
+            var difference = Snapshot()
+            difference.chunks = chunks - earlier.chunks
+            difference.retries = retries - earlier.retries
+            difference.acceptedWithDeviation = acceptedWithDeviation - earlier.acceptedWithDeviation
+            difference.failed = failed - earlier.failed
+            difference.sessionSeconds = sessionSeconds - earlier.sessionSeconds
+            return difference
+        }
+
+        /// `chunks N, retries R (rate), accepted with deviation D (rate), failed F` for reports.
+        public var summary: String {
+            String(
+                format: "%d chunks, %d retries (%.1f %% of chunks), %d accepted with deviation (%.1f %%), %d failed; %.2f s in Realtime sessions",
+                chunks, retries, retryRate * 100, acceptedWithDeviation, deviationRate * 100, failed, sessionSeconds)
+        }
     }
 
     private let counts = NIOLockedValueBox(Snapshot())
@@ -557,6 +579,11 @@ public final class SpeechVerbatimStatistics: Sendable {
     public init() {}
 
     public var snapshot: Snapshot { counts.withLockedValue { $0 } }
+
+    func addSessionTime(_ duration: Duration) {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        counts.withLockedValue { $0.sessionSeconds += seconds }
+    }
 
     func record(retries: Int, acceptedWithDeviation: Bool, failed: Bool) {
         counts.withLockedValue { counts in
