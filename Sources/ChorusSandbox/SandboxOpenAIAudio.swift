@@ -8,7 +8,8 @@ extension SandboxOpenAI {
     /// The transcription models and the response formats each accepts.
     static let transcriptionFormats: [String: Set<String>] = [
         "whisper-1": ["json", "text", "srt", "verbose_json", "vtt"],
-        "gpt-transcribe": ["json", "text"],
+        // json only: no verbose_json (no segments), no srt/vtt, no timestamps (research notes §0).
+        "gpt-transcribe": ["json"],
         "gpt-4o-transcribe": ["json", "text"],
         "gpt-4o-mini-transcribe": ["json", "text"],
         "gpt-4o-mini-transcribe-2025-12-15": ["json", "text"],
@@ -16,6 +17,8 @@ extension SandboxOpenAI {
     ]
     /// The models that return token log-probabilities with `include[]=logprobs`.
     static let logprobModels: Set<String> = ["gpt-4o-transcribe", "gpt-4o-mini-transcribe", "gpt-4o-mini-transcribe-2025-12-15"]
+    /// The models that take `languages[]` and `keywords[]`.
+    static let languageListModels: Set<String> = ["gpt-transcribe"]
     /// The file extensions the API accepts.
     static let audioExtensions = ["flac", "m4a", "mp3", "mp4", "mpeg", "mpga", "oga", "ogg", "wav", "webm"]
     /// The speech models.
@@ -83,10 +86,20 @@ extension SandboxOpenAI {
                 code: "unsupported_value")
         }
         let language = form.value("language").flatMap { $0.isEmpty ? nil : $0 }
-        if let language, !(language.count == 2 && language.allSatisfy { $0.isASCII && $0.isLowercase }) {
-            return Self.invalid(
-                "Invalid language '\(language)'. Language parameter must be specified in ISO-639-1 format.", param: "language",
-                code: "invalid_language_format")
+        let languages = form.values("languages[]") + form.values("languages")
+        let keywords = form.values("keywords[]") + form.values("keywords")
+        for (param, values) in [("languages", languages), ("keywords", keywords)] where !values.isEmpty {
+            guard Self.languageListModels.contains(model) else {
+                return Self.invalid(
+                    "Unsupported parameter: '\(param)' is not supported with this model.", param: param, code: "unsupported_parameter")
+            }
+        }
+        for (param, value) in [("language", language)] + languages.map({ ("languages", Optional($0)) }) {
+            if let value, !(value.count == 2 && value.allSatisfy { $0.isASCII && $0.isLowercase }) {
+                return Self.invalid(
+                    "Invalid language '\(value)'. Language parameter must be specified in ISO-639-1 format.", param: param,
+                    code: "invalid_language_format")
+            }
         }
         guard !file.body.isEmpty else {
             return Self.invalid("The audio file could not be decoded or its format is not supported.", param: "file", code: "invalid_value")
@@ -100,7 +113,7 @@ extension SandboxOpenAI {
         guard heard.duration <= 86_400 else {
             return Self.invalid("The audio file could not be decoded or its format is not supported.", param: "file", code: "invalid_value")
         }
-        let code = language ?? "en"
+        let code = languages.first ?? language ?? "en"
         switch format {
         case "verbose_json":
             return Self.json(heard.verboseJSON(language: Self.whisperLanguageNames[code] ?? code, granularities: Set(granularities)))
@@ -114,9 +127,14 @@ extension SandboxOpenAI {
             return Self.json(heard.diarizedJSON())
         default:
             var answer = RealtimeObject()
-            answer["text"] = .string(heard.text)
+            if Self.languageListModels.contains(model) {
+                let listened = heard.listened(language: code)
+                answer["text"] = .string(listened.text)
+                answer["languages"] = .array(listened.languages.map { ["code": .string($0)] })
+            } else {
+                answer["text"] = .string(heard.text)
+            }
             if logprobs { answer["logprobs"] = heard.logprobs() }
-            if model == "gpt-transcribe" { answer["languages"] = [["code": .string(code)]] }
             answer["usage"] = model == "whisper-1" || model == "gpt-transcribe" ? heard.durationUsage : heard.tokenUsage
             return Self.json(.object(answer))
         }
@@ -255,11 +273,17 @@ struct SandboxHeardAudio {
     let text: String
     let duration: Double
     let silent: Bool
+    /// The recording as received.
+    let audio: Data
+    /// The recording carries the sandbox's text (what was said).
+    let hasEmbeddedText: Bool
 
     init(_ audio: Data) {
+        self.audio = audio
         let measured = SandboxAudioFiles.durationSeconds(of: audio) ?? Double(audio.count) * 8 / 32_000
         duration = measured
         let embedded = SandboxAudioFiles.embeddedText(in: audio)?.trimmingCharacters(in: .whitespacesAndNewlines)
+        hasEmbeddedText = embedded?.isEmpty == false
         if let embedded, !embedded.isEmpty {
             text = embedded
             silent = false
@@ -270,6 +294,49 @@ struct SandboxHeardAudio {
             text = "This is a sandbox transcription of \(String(format: "%.1f", measured)) seconds of audio."
             silent = false
         }
+    }
+
+    /// What `gpt-transcribe` makes of the recording: the words it can hear and the languages it can tell.
+    ///
+    /// Unlike Whisper it does not invent "Thank you." over silence: silence is `""` with `languages: []` (an empty list
+    /// is the API's "could not detect"). For a PCM WAV it listens like a model does, from the samples on 20 ms frames:
+    /// - noise: speech less than 12 dB above the background (90th over 10th percentile of the frame levels) loses words,
+    ///   linearly to all of them at 3 dB; audio with no embedded text and no level contrast (< 6 dB: a steady noise or
+    ///   hum) is heard as nothing;
+    /// - speed: more than 11 syllables of the text (one per three characters of a word, as ``SandboxSpeech`` speaks
+    ///   them) per voiced second loses words, linearly to 90 % at 19;
+    /// - a recording that stops in speech (its last 40 ms voiced) loses the word cut off;
+    /// - when half the words or more are lost, no language is detected.
+    /// Lost words are spread evenly (a golden-ratio sequence), so results are deterministic. Other formats are heard
+    /// in full.
+    func listened(language: String) -> (text: String, languages: [String]) {
+        if silent { return ("", []) }
+        guard let pcm = SandboxAudioFiles.pcm16(wav: audio), pcm.sampleRate > 0, !pcm.samples.isEmpty else {
+            return (text, [language])
+        }
+        let frame = max(1, pcm.sampleRate / 50)
+        let levels = stride(from: 0, to: pcm.samples.count, by: frame).map { start in
+            Self.rms(Array(pcm.samples[start..<min(pcm.samples.count, start + frame)]))
+        }
+        let sorted = levels.sorted()
+        let floor = max(1, sorted[(sorted.count - 1) / 10])
+        let contrast = 20 * log10(max(1, sorted[(sorted.count - 1) * 9 / 10]) / floor)
+        guard hasEmbeddedText else { return contrast < 6 ? ("", []) : (text, [language]) }
+        let voiced = levels.map { $0 >= max(SandboxOpenAI.silenceLevel, 2 * floor) }
+        let voicedSeconds = Double(voiced.filter { $0 }.count) * Double(frame) / Double(pcm.sampleRate)
+        var words = text.split(whereSeparator: \.isWhitespace).map(String.init)
+        let syllables = Double(words.reduce(0) { $0 + max(1, $1.count / 3) })
+        let noiseLoss = min(1, max(0, (12 - contrast) / 9))
+        let rate = voicedSeconds > 0 ? syllables / voicedSeconds : 0
+        let speedLoss = min(0.9, max(0, (rate - 11) / 8))
+        let loss = max(noiseLoss, speedLoss)
+        if voiced.count >= 2, voiced.suffix(2).allSatisfy({ $0 }), !words.isEmpty { words.removeLast() }
+        let kept = words.enumerated().filter { index, _ in
+            let position = (Double(index + 1) * 0.618_033_988_749_895).truncatingRemainder(dividingBy: 1)
+            return position >= loss
+        }.map(\.element)
+        let heard = kept.joined(separator: " ")
+        return (heard, heard.isEmpty || loss >= 0.5 ? [] : [language])
     }
 
     /// One stretch of the transcript.

@@ -2,7 +2,7 @@
 ///
 /// Different models report different evidence (see `docs/voice-messages.md`): `whisper-1` segments with average
 /// log-probabilities and no-speech probabilities (`verbose_json`), `gpt-4o(-mini)-transcribe` token log-probabilities
-/// (`include[]=logprobs`), `gpt-transcribe` nothing at all.
+/// (`include[]=logprobs`), `gpt-transcribe` only the languages it detected (an empty list: it could not tell).
 public struct TranscriptEvidence: Sendable, Equatable {
     /// One decoded stretch of audio (`verbose_json` segment).
     public struct Segment: Sendable, Equatable {
@@ -35,9 +35,14 @@ public struct TranscriptEvidence: Sendable, Equatable {
     /// Per-token log-probabilities, when the model returns them (`gpt-4o(-mini)-transcribe`).
     public var tokenLogprobs: [Double]
 
-    public init(segments: [Segment] = [], tokenLogprobs: [Double] = []) {
+    /// The languages the model detected (ISO-639-1, `gpt-transcribe`'s `languages`): `nil` when the model does not report
+    /// them, empty when it could not reliably detect any.
+    public var detectedLanguages: [String]?
+
+    public init(segments: [Segment] = [], tokenLogprobs: [Double] = [], detectedLanguages: [String]? = nil) {
         self.segments = segments
         self.tokenLogprobs = tokenLogprobs
+        self.detectedLanguages = detectedLanguages
     }
 
     /// No evidence (models that report none).

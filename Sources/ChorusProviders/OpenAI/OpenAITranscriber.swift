@@ -11,9 +11,15 @@ import NIOFoundationCompat
 ///   ISO-639-1 for about 60 common languages, others become `nil`) and the duration;
 /// - `gpt-4o-transcribe` and `gpt-4o-mini-transcribe*`: `response_format=json`, `include[]=logprobs` → token
 ///   log-probabilities;
-/// - any other model (`gpt-transcribe`, `gpt-4o-transcribe-diarize`, …): `response_format=json` → no evidence.
+/// - `gpt-transcribe` (the replacement of all three from 2027-02-26): `response_format=json` only, no logprobs → the
+///   languages it detected (`languages`; empty when it could not tell), which ``TranscriptQuality`` judges with the
+///   recording itself. The language hint goes out as `languages[]` (its "possible languages", so the model still
+///   reports what it heard) instead of `language`;
+/// - any other model (`gpt-4o-transcribe-diarize`, …): `response_format=json` → no evidence.
 ///
-/// The request's language hint is sent as `language`; when the model reports no language, the hint is returned.
+/// The request's language hint is sent as `language` (`languages[]` for `gpt-transcribe`); when the model reports no
+/// language, the hint is returned. `usage` is read whichever form it takes: `{type: "duration", seconds}` gives the
+/// duration, `{type: "tokens", input_tokens, output_tokens, …}` the tokens; numbers out of range are refused.
 public struct OpenAITranscriber: Transcriber {
     /// What a model reports about its certainty.
     public enum EvidenceKind: Sendable, Equatable {
@@ -21,6 +27,8 @@ public struct OpenAITranscriber: Transcriber {
         case segments
         /// Token log-probabilities (`gpt-4o-transcribe`, `gpt-4o-mini-transcribe*`).
         case tokenLogprobs
+        /// The detected languages (`gpt-transcribe`).
+        case languages
         /// Nothing.
         case none
     }
@@ -40,6 +48,7 @@ public struct OpenAITranscriber: Transcriber {
         if model == "whisper-1" { return .segments }
         if model.hasPrefix("gpt-4o-mini-transcribe") { return .tokenLogprobs }
         if model.hasPrefix("gpt-4o-transcribe"), !model.contains("diarize") { return .tokenLogprobs }
+        if model == "gpt-transcribe" || model.hasPrefix("gpt-transcribe-") { return .languages }
         return .none
     }
 
@@ -48,15 +57,18 @@ public struct OpenAITranscriber: Transcriber {
         var form = MultipartFormData()
         form.append(name: "file", filename: request.filename, contentType: request.contentType, data: request.audio)
         form.append(name: "model", value: model)
-        if let language = request.language, !language.isEmpty { form.append(name: "language", value: language) }
-        switch Self.evidenceKind(forModel: model) {
+        let kind = Self.evidenceKind(forModel: model)
+        if let language = request.language, !language.isEmpty {
+            form.append(name: kind == .languages ? "languages[]" : "language", value: language)
+        }
+        switch kind {
         case .segments:
             form.append(name: "response_format", value: "verbose_json")
             form.append(name: "timestamp_granularities[]", value: "segment")
         case .tokenLogprobs:
             form.append(name: "response_format", value: "json")
             form.append(name: "include[]", value: "logprobs")
-        case .none:
+        case .languages, .none:
             form.append(name: "response_format", value: "json")
         }
         return form
@@ -72,6 +84,10 @@ public struct OpenAITranscriber: Transcriber {
         switch Self.evidenceKind(forModel: model) {
         case .segments:
             let body = try OpenAIConnection.decode(VerboseBody.self, from: response, operation: "audio.transcriptions")
+            let usage = try Self.checkedUsage(body.usage)
+            if let duration = body.duration, !(duration.isFinite && (0...86_400).contains(duration)) {
+                throw ProviderError.invalidResponse("OpenAI audio.transcriptions returned a duration out of range")
+            }
             let segments = (body.segments ?? []).map {
                 TranscriptEvidence.Segment(
                     start: $0.start, end: $0.end, text: $0.text.trimmingCharacters(in: .whitespacesAndNewlines),
@@ -80,16 +96,51 @@ public struct OpenAITranscriber: Transcriber {
             return Transcription(
                 text: body.text.trimmingCharacters(in: .whitespacesAndNewlines),
                 language: body.language.flatMap(Self.isoLanguage) ?? hint,
-                durationSeconds: body.duration ?? body.usage?.seconds,
+                durationSeconds: body.duration ?? usage.seconds,
                 evidence: TranscriptEvidence(segments: segments), model: model)
-        case .tokenLogprobs, .none:
+        case .tokenLogprobs, .languages, .none:
             let body = try OpenAIConnection.decode(JSONBody.self, from: response, operation: "audio.transcriptions")
             let logprobs = (body.logprobs ?? []).map(\.logprob)
-            return Transcription(
-                text: body.text.trimmingCharacters(in: .whitespacesAndNewlines),
-                language: body.languages?.first.flatMap { Self.isoLanguage($0.code) } ?? hint,
-                durationSeconds: body.usage?.type == "duration" ? body.usage?.seconds : nil,
-                evidence: logprobs.isEmpty ? .none : TranscriptEvidence(tokenLogprobs: logprobs), model: model)
+            guard logprobs.allSatisfy({ $0.isFinite && $0 <= 0 }) else {
+                throw ProviderError.invalidResponse("OpenAI audio.transcriptions returned a log-probability outside (-inf, 0]")
+            }
+            let usage = try Self.checkedUsage(body.usage)
+            // Detected languages as ISO-639-1; a code that is not one is dropped rather than trusted.
+            let detected = body.languages.map { $0.compactMap { Self.isoLanguage($0.code) } }
+            var evidence = logprobs.isEmpty ? TranscriptEvidence.none : TranscriptEvidence(tokenLogprobs: logprobs)
+            if Self.evidenceKind(forModel: model) == .languages {
+                // gpt-transcribe always answers `languages`; its absence is read as "could not detect", like `[]`.
+                evidence.detectedLanguages = detected ?? []
+            }
+            var transcription = Transcription(
+                text: body.text.trimmingCharacters(in: .whitespacesAndNewlines), language: detected?.first ?? hint,
+                durationSeconds: usage.seconds, evidence: evidence, model: model)
+            transcription.inputTokens = usage.inputTokens
+            transcription.outputTokens = usage.outputTokens
+            return transcription
+        }
+    }
+
+    /// `usage` as read: the duration of `{type: "duration"}` (0 … 1 day) or the tokens of `{type: "tokens"}`
+    /// (0 … 100 million each); another `type` is ignored, numbers out of range are an invalid response.
+    static func checkedUsage(_ usage: Usage?) throws -> (seconds: Double?, inputTokens: Int?, outputTokens: Int?) {
+        guard let usage else { return (nil, nil, nil) }
+        func invalid(_ what: String) -> ProviderError {
+            ProviderError.invalidResponse("OpenAI audio.transcriptions returned usage with \(what) out of range")
+        }
+        switch usage.type {
+        case "duration":
+            guard let seconds = usage.seconds else { return (nil, nil, nil) }
+            guard seconds.isFinite, (0...86_400).contains(seconds) else { throw invalid("seconds") }
+            return (seconds, nil, nil)
+        case "tokens":
+            let limit = 100_000_000
+            for (name, value) in [("input_tokens", usage.inputTokens), ("output_tokens", usage.outputTokens), ("total_tokens", usage.totalTokens)] {
+                if let value, !(0...limit).contains(value) { throw invalid(name) }
+            }
+            return (nil, usage.inputTokens, usage.outputTokens)
+        default:
+            return (nil, nil, nil)
         }
     }
 
@@ -119,9 +170,20 @@ public struct OpenAITranscriber: Transcriber {
 
     // MARK: - Wire
 
+    /// `TranscriptTextUsageDuration` or `TranscriptTextUsageTokens`, told apart by `type`.
     struct Usage: Decodable {
         let type: String?
         let seconds: Double?
+        let inputTokens: Int?
+        let outputTokens: Int?
+        let totalTokens: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case type, seconds
+            case inputTokens = "input_tokens"
+            case outputTokens = "output_tokens"
+            case totalTokens = "total_tokens"
+        }
     }
 
     struct VerboseBody: Decodable {
@@ -146,20 +208,37 @@ public struct OpenAITranscriber: Transcriber {
         let duration: Double?
         let segments: [Segment]?
         let usage: Usage?
+
+        enum CodingKeys: String, CodingKey {
+            case text, language, duration, segments, usage
+        }
     }
 
     struct JSONBody: Decodable {
         struct Logprob: Decodable {
             let logprob: Double
+
+            enum CodingKeys: String, CodingKey {
+                case logprob
+            }
         }
 
+        /// `TranscriptionLanguage`.
         struct Language: Decodable {
             let code: String
+
+            enum CodingKeys: String, CodingKey {
+                case code
+            }
         }
 
         let text: String
         let logprobs: [Logprob]?
         let languages: [Language]?
         let usage: Usage?
+
+        enum CodingKeys: String, CodingKey {
+            case text, logprobs, languages, usage
+        }
     }
 }

@@ -32,6 +32,9 @@ public struct Transcription: Sendable, Equatable {
     public var evidence: TranscriptEvidence
     /// The model that produced it (for cost tracking and the confidence method).
     public var model: String
+    /// The tokens billed, when the model reports token usage (`usage.type == "tokens"`).
+    public var inputTokens: Int?
+    public var outputTokens: Int?
 
     public init(text: String, language: String?, durationSeconds: Double?, evidence: TranscriptEvidence, model: String) {
         self.text = text

@@ -3,6 +3,7 @@ import ChorusCore
 import ChorusProviders
 import Foundation
 import Logging
+import NIOPosix
 import Vapor
 
 /// Who may use voice features: not accounts that opted out, and never children under 13 (COPPA, ``VoiceDataPolicy``).
@@ -78,8 +79,10 @@ struct VoiceTranscription {
             let audio = try await messaging.blobs.data(key, limit: services.configuration.voiceMessages.maxUploadBytes + 1)
         else { throw APIError.notFound("Recording not found") }
         let seconds = Double(record.durationMs) / 1_000
+        // OpenAI bills transcription by the whole second (`usage: {type: "duration", seconds}`): the estimate rounds up
+        // the same way, so what is reserved against the budgets is not less than what is then metered.
         let estimate = services.configuration.prices.transcriptionCostMicrodollars(
-            model: services.configuration.voiceMessages.transcriptionModel, seconds: seconds)
+            model: services.configuration.voiceMessages.transcriptionModel, seconds: seconds.rounded(.up))
         var provider = Duration.zero
         let transcription: Transcription
         do {
@@ -93,14 +96,27 @@ struct VoiceTranscription {
                         TranscriptionRequest(
                             audio: audio, filename: "recording.\(record.format)", contentType: record.contentType, language: language))
                 } consumption: { transcription in
-                    (transcription.model, Consumption(audioSeconds: transcription.durationSeconds ?? seconds))
+                    (
+                        transcription.model,
+                        Consumption(
+                            inputTokens: transcription.inputTokens ?? 0, outputTokens: transcription.outputTokens ?? 0,
+                            audioSeconds: transcription.durationSeconds ?? seconds)
+                    )
                 }
             }
         } catch let error as ProviderError {
             logger.warning("transcription failed", metadata: ["audio_id": .string(record.id), "error": .string("\(error)")])
             throw APIError.unavailable(retryAfter: 5, detail: Self.failureMessage)
         }
-        let assessment = TranscriptQuality.assess(text: transcription.text, evidence: transcription.evidence)
+        // What the recording itself says (its levels; WAV only: Chorus decodes no AAC or MP3), for models that report
+        // no certainty of their own (gpt-transcribe).
+        var activity: SpeechActivity?
+        if transcription.evidence.segments.isEmpty, transcription.evidence.tokenLogprobs.isEmpty, record.format == AudioFormat.wav.rawValue {
+            activity = try await NIOThreadPool.singleton.runIfActive { SpeechActivity.measure(wav: audio) }
+        }
+        let facts = RecordingFacts(
+            durationSeconds: seconds, expectedLanguages: language.map { [$0.lowercased()] } ?? [], activity: activity)
+        let assessment = TranscriptQuality.assess(text: transcription.text, evidence: transcription.evidence, recording: facts)
         try await store.completeTranscript(
             audioID: record.id, languageKey: languageKey, text: assessment.text, confidence: assessment.confidence,
             label: assessment.label?.rawValue, language: transcription.language ?? language)
