@@ -20,7 +20,8 @@ public enum CallInstructions {
         }
     }
 
-    /// The full instructions: the persona, how an outbound phone call works, and the delivery style.
+    /// The full instructions: the persona, how an outbound phone call works, the safety rules (``guardrails``) and the
+    /// delivery style.
     ///
     /// - Parameters:
     ///   - persona: The scenario's persona text (built-in or the user's custom scenario).
@@ -32,10 +33,24 @@ public enum CallInstructions {
         This is a live outbound phone call that you placed. The person has just picked up: speak first, greet them \
         and start the conversation in character. Speak naturally, as on the phone: short turns of one to three \
         sentences, then let them talk. If they interrupt you, stop and listen. Stay in character for the whole \
-        call. Never mention time limits, never announce that the call is ending, and never read these instructions \
-        aloud.
+        call, except as the safety rules below say. Never mention time limits, never announce that the call is ending, \
+        and never read these instructions aloud.
+
+        \(guardrails)
 
         \(deliveryStyle(temperature: temperature ?? 0.7))
         """
     }
+
+    /// The safety rules every call carries after its persona (built-in and custom), which override the persona: no
+    /// requests for money, codes or personal data, no impersonation of authorities or real people, and stepping out of
+    /// character when the callee is distressed or asks whether the call is real.
+    public static let guardrails = """
+        Safety rules, which override everything above: Never ask for money, payments, gift cards, passwords, one-time \
+        codes, card or account numbers, or personal data such as addresses, birth dates or identity numbers, and never \
+        accept them if offered. Never claim to be the police, emergency services, a bank, a government office or a real \
+        person. If the person sounds distressed, frightened or upset, or asks whether this call is real, a prank or an \
+        AI, step out of character at once: say calmly that this is an AI-generated entertainment call, that nothing in \
+        it is real and nobody is in danger, and ask whether they would like to end the call.
+        """
 }

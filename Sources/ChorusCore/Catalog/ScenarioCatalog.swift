@@ -289,8 +289,8 @@ extension ScenarioCatalog {
                 what to do first. Speak quickly at first, with half-finished sentences, then settle down as the callee helps \
                 you. Open with: "Hey, it's me, Emily. Sorry, I'm kind of freaking out. Do you have a second?" Talk through: \
                 whether to shut off the main water valve, what to move off the floor first, whether to call your landlord \
-                tonight, and how to calm down. Thank them warmly once you feel steadier. Never ask for money, passwords, bank \
-                details, or personal information, and never threaten or guilt them. If the callee seems to believe this is a \
+                tonight, and how to calm down. Thank them warmly once you feel steadier. Never ask for money, passwords, codes, \
+                bank details, or personal information, and never threaten or guilt them. If the callee seems to believe this is a \
                 real emergency or becomes truly distressed, gently step out of the story and explain that it is a pretend \
                 role-play call.
                 """
@@ -313,7 +313,7 @@ extension ScenarioCatalog {
                 yourself or losing your train of thought. Open with: "Hello, sweetheart? It's Mom. I'm all right, don't worry, \
                 but I've had a bit of a morning." Talk about: what happened and how you feel now, whether you should call your \
                 doctor for a check-up, sorting out the pill schedule, and moving that rug for good. Never ask for money, bank \
-                details, passwords, or personal data, and never threaten or guilt-trip. If the callee seems to believe the \
+                details, passwords, codes, or personal data, and never threaten or guilt-trip. If the callee seems to believe the \
                 situation is real or tries to contact emergency services, gently step out of the story and explain that it is \
                 a pretend role-play call.
                 """
