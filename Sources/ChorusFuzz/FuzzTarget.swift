@@ -29,7 +29,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case jsonMemberScanner = "json-member-scanner"
     /// Twilio Media Streams messages.
     case twilioMediaFrame = "twilio-media-frame"
-    /// OpenAI Realtime server events.
+    /// OpenAI Realtime server events (the call bridge's parser, and a speech session's events one a line).
     case realtimeEvent = "realtime-event"
     /// Raw WebSocket bytes into the call sockets' frame decoder and message handler.
     case webSocketFrames = "websocket-frames"
@@ -86,6 +86,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             _ = TwilioMediaStreamFrame.parse(ByteBuffer(bytes: bytes))
         case .realtimeEvent:
             _ = RealtimeServerEvent.parse(ByteBuffer(bytes: bytes))
+            // The same bytes as the messages of a speech session, one a line.
+            _ = try? OpenAIRealtimeSpeechSynthesizer.reading(of: bytes.split(separator: UInt8(ascii: "\n")).map { ByteBuffer(bytes: $0) })
         case .webSocketFrames:
             Self.feedWebSocket(bytes)
         case .appStoreJWS:

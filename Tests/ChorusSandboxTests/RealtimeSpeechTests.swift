@@ -62,6 +62,38 @@ struct RealtimeSpeechTests {
         #expect(((olderSession["audio"] as? [String: Any])?["output"] as? [String: Any])?["voice"] as? [String: String] == ["id": "voice_abc"])
     }
 
+    @Test func serverEventsAreReadDefensively() throws {
+        func read(_ lines: [String]) throws -> (samples: [Int16], transcript: String)? {
+            try OpenAIRealtimeSpeechSynthesizer.reading(of: lines.map { ByteBuffer(string: $0) })
+        }
+        // Usage numbers that do not fit are dropped, not trusted; an odd trailing byte is not a sample.
+        let reading = try #require(
+            try read([
+                #"{"type":"session.created","session":{}}"#, #"{"type":"response.output_audio.delta","delta":"AAABAAIA"}"#,
+                #"{"type":"response.output_audio.delta","delta":"AQ=="}"#,
+                #"{"type":"response.output_audio_transcript.done","transcript":"Hello there."}"#,
+                #"{"type":"response.done","response":{"status":"completed","usage":{"output_token_details":{"audio_tokens":99999999999999999999999}}}}"#,
+            ]))
+        #expect(reading.samples == [0, 1, 2] && reading.transcript == "Hello there.")
+        #expect(try read([#"{"type":"response.output_audio.delta","delta":"AAAB"}"#]) == nil)
+        #expect(throws: ProviderError.invalidResponse("the OpenAI Realtime API sent an audio delta that is not base64")) {
+            try read([#"{"type":"response.output_audio.delta","delta":"not base64!"}"#])
+        }
+        #expect(throws: ProviderError.invalidResponse("the OpenAI Realtime API returned no audio")) {
+            try read([#"{"type":"response.done","response":{"status":"completed"}}"#])
+        }
+        #expect(throws: ProviderError.unavailable("OpenAI Realtime: the speech response failed")) {
+            try read([#"{"type":"response.done","response":{"status":"failed","status_details":{"type":"failed","error":{"type":"server_error"}}}}"#])
+        }
+        #expect(throws: ProviderError.rejected(httpStatus: 400, code: "content_filter", message: "the OpenAI Realtime API stopped the speech response early (content_filter)")) {
+            try read([#"{"type":"response.done","response":{"status":"incomplete","status_details":{"type":"incomplete","reason":"content_filter"}}}"#])
+        }
+        #expect(throws: ProviderError.quotaExceeded(message: "You exceeded your current quota.")) {
+            try read([#"{"type":"error","error":{"type":"insufficient_quota","code":"insufficient_quota","message":"You exceeded your current quota."}}"#])
+        }
+        #expect(throws: ProviderError.self) { try read(["not json"]) }
+    }
+
     @Test func theProductVoicesMapToRealtimeVoices() {
         #expect(OpenAIRealtimeSpeechSynthesizer.realtimeVoice(for: "nova") == "marin")
         #expect(OpenAIRealtimeSpeechSynthesizer.realtimeVoice(for: "fable") == "ballad")

@@ -260,6 +260,17 @@ public struct OpenAIRealtimeSpeechSynthesizer: SpeechSynthesizer {
         }
     }
 
+    /// Reads one session's server messages as ``synthesize(_:)`` does: the samples and transcript once `response.done`
+    /// completed the response, `nil` before. Throws the ``ProviderError`` the session would fail with. (The fuzz
+    /// target `realtime-event` feeds arbitrary messages through it.)
+    public static func reading(of messages: [ByteBuffer]) throws -> (samples: [Int16], transcript: String)? {
+        var collector = Collector()
+        for message in messages {
+            if let reading = try collector.receive(message) { return (reading.samples, reading.transcript) }
+        }
+        return nil
+    }
+
     /// Collects one response's events.
     struct Collector {
         var pcm: [UInt8] = []
