@@ -1,5 +1,6 @@
 import ChorusAPI
 import ChorusCore
+import ChorusProviders
 import ChorusTestSupport
 import Foundation
 import Testing
@@ -10,6 +11,17 @@ import Testing
 /// default voice, a story's narration, and both as WAV on a machine without libmp3lame.
 @Suite("Realtime speech in the product")
 struct RealtimeSpeechServerTests {
+    @Test("the speech sessions' client events are valid GA Realtime events, strictly (no member the spec lacks)")
+    func clientEventsMatchTheSpec() throws {
+        let validator = try SpecSchemaValidator.openAIRealtime()
+        for (model, voice) in [("gpt-realtime-2.1-mini", "fable"), ("gpt-realtime", "voice_1234")] {
+            let request = SpeechRequest(text: "Once upon a time.", voiceID: voice, model: model, instructions: "Softly.", format: .mp3)
+            for event in OpenAIRealtimeSpeechSynthesizer.clientEvents(for: request) {
+                #expect(try validator.validate(json: Data(event.utf8), against: "RealtimeClientEvent", strictProperties: true) == [], "\(event)")
+            }
+        }
+    }
+
     @Test("without libmp3lame, default-voice speech and story narration are WAV, named and served as such")
     func wavWithoutEncoder() async throws {
         var options = ChorusApp.Options.testing()
