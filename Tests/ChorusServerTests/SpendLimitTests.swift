@@ -109,10 +109,12 @@ struct SpendLimitTests {
 
     @Test("the voice budget: 8 concurrent transcriptions by 8 users, 3 fit, 3 provider calls", arguments: TestDatabase.all)
     func productBudget(_ database: TestDatabase) async throws {
-        // whisper-1 at $0.006 a minute: the budget holds three and a half estimates of these recordings.
+        // gpt-transcribe (the default) at $0.0045 a minute, billed by the whole second: the budget holds three and a half
+        // estimates of these recordings.
         let text = "Please bring the blue folder to school tomorrow."
         let seconds = SandboxAudioFiles.durationSeconds(of: SandboxAudioFiles.speechWAV(text: text, voice: "alice")) ?? 0
-        let estimate = PriceTable.standard.transcriptionCostMicrodollars(model: "whisper-1", seconds: (seconds * 1_000).rounded() / 1_000)
+        let estimate = PriceTable.standard.transcriptionCostMicrodollars(
+            model: "gpt-transcribe", seconds: ((seconds * 1_000).rounded() / 1_000).rounded(.up))
         #expect(estimate > 10)
         let budget = estimate * 3 + estimate / 2
         let environment = [
