@@ -59,7 +59,7 @@ final class RealtimeConnection: @unchecked Sendable {
         var json: RealtimeObject
         /// Milliseconds of audio the item holds (assistant audio items).
         var audioMs: Int?
-        /// The transcript of an assistant audio item.
+        /// The transcript of an assistant audio item, or of a user audio item (what the emulated model heard).
         var transcript: String?
     }
 
@@ -472,6 +472,7 @@ final class RealtimeConnection: @unchecked Sendable {
             }
             transcriptsUsed += 1
             transcript = text
+            items[itemID]?.transcript = text
             emit(
                 "conversation.item.input_audio_transcription.completed",
                 [
@@ -499,6 +500,84 @@ final class RealtimeConnection: @unchecked Sendable {
         }
         let text = texts.joined(separator: " ").trimmingCharacters(in: .whitespacesAndNewlines)
         return text.isEmpty ? nil : text
+    }
+
+    /// What the person said last, when the conversation's last item is theirs: its text, or what was heard of its audio.
+    private var latestUserUtterance: String? {
+        guard let last = itemOrder.last, let item = items[last], item.json["type"]?.string == "message", item.json["role"]?.string == "user"
+        else { return nil }
+        return latestUserText ?? item.transcript
+    }
+
+    /// The text a response's instructions ask to be said word for word: between « and » (the last such quotation).
+    static func verbatimText(in instructions: String) -> String? {
+        guard let close = instructions.range(of: "»", options: .backwards),
+            let open = instructions.range(of: "«", options: .backwards, range: instructions.startIndex..<close.lowerBound)
+        else { return nil }
+        let text = instructions[open.upperBound..<close.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : text
+    }
+
+    /// Answers with a call of `tool` instead of speech: `function_call` item, argument events, `response.done`.
+    private func callFunction(_ tool: RealtimeFunctionToolSpec, metadata: RealtimeJSON, trigger: String) {
+        let responseID = RealtimeIdentifier.make("resp")
+        let itemID = RealtimeIdentifier.make("item")
+        let callID = RealtimeIdentifier.make("call")
+        let arguments = "{}"
+        var item = RealtimeObject()
+        item["id"] = .string(itemID)
+        item["object"] = "realtime.item"
+        item["type"] = "function_call"
+        item["status"] = "in_progress"
+        item["name"] = .string(tool.name)
+        item["call_id"] = .string(callID)
+        item["arguments"] = ""
+        func response(status: String, output: [RealtimeJSON], usage: RealtimeJSON?) -> RealtimeJSON {
+            var object = RealtimeObject()
+            object["object"] = "realtime.response"
+            object["id"] = .string(responseID)
+            object["status"] = .string(status)
+            object["output"] = .array(output)
+            object["conversation_id"] = .string(conversationID)
+            object["output_modalities"] = session.textOnly ? ["text"] : ["audio"]
+            object["max_output_tokens"] = session.object["max_output_tokens"] ?? "inf"
+            object["audio"] = ["output": ["format": session.outputFormat.json, "voice": .string(session.voice)]]
+            if let usage { object["usage"] = usage }
+            object["metadata"] = metadata
+            return .object(object)
+        }
+        let previous = previousItemJSON
+        emit("response.created", ["response": response(status: "in_progress", output: [], usage: nil)])
+        emit("response.output_item.added", ["response_id": .string(responseID), "output_index": 0, "item": .object(item)])
+        emit("conversation.item.added", ["previous_item_id": previous, "item": .object(item)])
+        let ids: [(String, RealtimeJSON)] = [
+            ("response_id", .string(responseID)), ("item_id", .string(itemID)), ("output_index", 0), ("call_id", .string(callID)),
+        ]
+        emit("response.function_call_arguments.delta", ids + [("delta", .string(arguments))])
+        emit("response.function_call_arguments.done", ids + [("name", .string(tool.name)), ("arguments", .string(arguments))])
+        item["status"] = "completed"
+        item["arguments"] = .string(arguments)
+        items[itemID] = ConversationItem(json: item)
+        itemOrder.append(itemID)
+        emit("response.output_item.done", ["response_id": .string(responseID), "output_index": 0, "item": .object(item)])
+        emit("conversation.item.done", ["previous_item_id": previous, "item": .object(item)])
+        let inputText = (session.instructions.count + 3) / 4 + 4 * itemOrder.count
+        let usage: RealtimeJSON = [
+            "total_tokens": .int(inputText + userAudioMs / 100 + 8), "input_tokens": .int(inputText + userAudioMs / 100), "output_tokens": 8,
+            "input_token_details": [
+                "text_tokens": .int(inputText), "audio_tokens": .int(userAudioMs / 100), "image_tokens": 0, "cached_tokens": 0,
+                "cached_tokens_details": ["text_tokens": 0, "audio_tokens": 0, "image_tokens": 0],
+            ],
+            "output_token_details": ["text_tokens": 8, "audio_tokens": 0],
+        ]
+        emit("response.done", ["response": response(status: "completed", output: [.object(item)], usage: usage)])
+        log.update { record in
+            record.functionCalls.append(tool.name)
+            record.responses.append(
+                .init(
+                    id: responseID, itemID: itemID, status: "completed", reason: nil, trigger: trigger, text: "", transcript: "",
+                    generatedMs: 0, lineMs: 0, deltas: 0))
+        }
     }
 
     private var previousItemJSON: RealtimeJSON {
@@ -640,6 +719,13 @@ final class RealtimeConnection: @unchecked Sendable {
             throw RealtimeRequestError.invalidType("response", expected: "an object", got: parameters)
         }
         let options = parameters?.object
+        // A function whose purpose the person's last words match is called instead of answering (`tool_choice` auto).
+        if options?["tool_choice"]?.string != "none", let utterance = latestUserUtterance,
+            let tool = session.functionTools.first(where: { $0.matches(utterance) })
+        {
+            callFunction(tool, metadata: options?["metadata"] ?? .null, trigger: trigger)
+            return
+        }
         var textOnly = session.textOnly
         if let modalities = options?["output_modalities"] {
             guard modalities == ["audio"] || modalities == ["text"] else {
@@ -653,8 +739,12 @@ final class RealtimeConnection: @unchecked Sendable {
         // instructions ask for exactly that, and the emulated model reads perfectly unless told to deviate); any other
         // response speaks the next reply line.
         let text: String
+        // Instructions that ask for exact words (« ») are followed: those words are said, as a real model would.
+        let verbatim = options?["instructions"]?.string.flatMap(Self.verbatimText(in:))
         let reading = !textOnly && session.turnDetection == nil ? latestUserText : nil
-        if let reading {
+        if let verbatim {
+            text = verbatim
+        } else if let reading {
             text = deviations?.take().map { RealtimeDeviations.deviate(reading, index: $0) } ?? reading
         } else {
             let lines = behavior.replyLines
@@ -880,9 +970,16 @@ final class RealtimeConnection: @unchecked Sendable {
         return .object(object)
     }
 
-    /// Plausible token counts: text ≈ 4 characters a token, user audio 1 token per 100 ms, model audio 1 per 50 ms.
+    /// Plausible token counts: text ≈ 4 characters a token (the instructions and the conversation's text messages), user
+    /// audio 1 token per 100 ms, model audio 1 per 50 ms.
     private func usage(_ active: ActiveResponse, _ transcript: String, _ generatedMs: Int) -> RealtimeJSON {
-        let inputText = (session.instructions.count + 3) / 4 + 4 * itemOrder.count
+        let messageText = itemOrder.reduce(0) { total, id in
+            total
+                + (items[id]?.json["content"]?.array ?? []).reduce(0) { sum, part in
+                    sum + (part.object?["type"]?.string == "input_text" ? part.object?["text"]?.string?.count ?? 0 : 0)
+                }
+        }
+        let inputText = (session.instructions.count + messageText + 3) / 4 + 4 * itemOrder.count
         let inputAudio = userAudioMs / 100
         let outputText = (transcript.count + 3) / 4
         let outputAudio = active.textOnly ? 0 : generatedMs / 50

@@ -127,6 +127,7 @@ struct RealtimeSpeechTests {
             #expect(session.turnDetection == nil && session.instructions.contains("Calm bedtime voice."))
             #expect(session.responses.map(\.text) == [Self.text] && session.responses.first?.status == "completed")
             #expect(session.errors.isEmpty)
+            #expect(session.eventsSent["response.output_audio_transcript.done"] == 1 && session.eventsSent["response.done"] == 1)
             #expect(synthesizer.statistics.snapshot.chunks == 1 && synthesizer.statistics.snapshot.retries == 0)
         }
     }
@@ -236,6 +237,44 @@ struct RealtimeSpeechTests {
             await #expect(throws: ProviderError.unavailable("OpenAI Realtime: The server had an error while processing your request. Sorry about that!")) {
                 _ = try await synthesizer.synthesize(SpeechRequest(text: "Hi.", voiceID: "alloy", model: Self.model))
             }
+        }
+    }
+
+    @Test func theEmulatorReadsTextAloudWithTheGAEventSequence() async throws {
+        try await withRealtime { harness in
+            let client = try await harness.connect(url: harness.socketURL.replacingOccurrences(of: "gpt-realtime", with: Self.model))
+            _ = try await client.next("session.created")
+            for event in OpenAIRealtimeSpeechSynthesizer.clientEvents(for: SpeechRequest(text: Self.text, voiceID: "cedar", model: Self.model)) {
+                client.send(event)
+            }
+            let done = try #require(try await client.next("response.done")["response"] as? [String: Any])
+            let types = client.events.compactMap { $0["type"] as? String }.filter {
+                !["response.output_audio.delta", "response.output_audio_transcript.delta"].contains($0)
+            }
+            #expect(
+                types == [
+                    "session.created", "session.updated", "conversation.item.added", "conversation.item.done", "response.created",
+                    "response.output_item.added", "conversation.item.added", "response.content_part.added", "response.output_audio.done",
+                    "response.output_audio_transcript.done", "response.content_part.done", "response.output_item.done", "conversation.item.done",
+                    "response.done",
+                ], "\(types)")
+            let transcript = client.events.filter { $0["type"] as? String == "response.output_audio_transcript.delta" }
+                .compactMap { $0["delta"] as? String }.joined()
+            #expect(transcript == Self.text)
+            #expect(client.events("response.output_audio_transcript.done").first?["transcript"] as? String == Self.text)
+            let audio = client.events("response.output_audio.delta").compactMap { ($0["delta"] as? String).flatMap { Data(base64Encoded: $0) } }
+            let bytes = audio.reduce(0) { $0 + $1.count }
+            #expect(bytes == 6 * SandboxRealtime.speechAudio(for: Self.text, voice: "cedar").count)
+            // Usage: the instructions and the text in, about 1 token per 50 ms of audio out.
+            #expect(done["status"] as? String == "completed")
+            let usage = try #require(done["usage"] as? [String: Any])
+            let inputText = (usage["input_token_details"] as? [String: Any])?["text_tokens"] as? Int ?? 0
+            #expect(inputText >= Self.text.count / 4)
+            let outputAudio = (usage["output_token_details"] as? [String: Any])?["audio_tokens"] as? Int ?? 0
+            #expect(outputAudio == bytes / 48 / 50)
+            #expect((done["audio"] as? [String: Any]).flatMap { ($0["output"] as? [String: Any])?["voice"] as? String } == "cedar")
+            expectSpecShapes(client.events)
+            try await client.close()
         }
     }
 
