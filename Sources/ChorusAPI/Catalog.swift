@@ -113,17 +113,22 @@ public struct CreateCustomScenarioRequest: Codable, Sendable, Equatable {
     /// Who the AI plays and what the call is about (20–2,000 characters).
     public var persona: String
     public var voice: String
+    /// What the scenario does when an answering machine answers: `hang_up` (the default: no message, no charge) or
+    /// `leave_message` (the persona leaves a short message after the greeting; the call is charged).
+    public var voicemail: String?
 
-    public init(name: String, persona: String, voice: String) {
+    public init(name: String, persona: String, voice: String, voicemail: String? = nil) {
         self.name = name
         self.persona = persona
         self.voice = voice
+        self.voicemail = voicemail
     }
 
     enum CodingKeys: String, CodingKey {
         case name
         case persona
         case voice
+        case voicemail
     }
 }
 
@@ -134,13 +139,26 @@ public struct CustomScenarioDTO: Codable, Sendable, Equatable, Identifiable {
     public var persona: String
     public var voice: String
     public var createdAt: Date
+    /// The last moderation verdict (when saved, then before each call); `null` for a scenario saved before personas
+    /// were checked and not used since.
+    public var moderation: PersonaModerationDTO?
+    /// When an operator disabled the scenario after a report (it can no longer be used for calls); `null` when usable.
+    public var disabledAt: Date?
+    /// `hang_up` or `leave_message`: what the scenario does when an answering machine answers.
+    public var voicemail: String
 
-    public init(id: String, name: String, persona: String, voice: String, createdAt: Date) {
+    public init(
+        id: String, name: String, persona: String, voice: String, createdAt: Date, moderation: PersonaModerationDTO? = nil, disabledAt: Date? = nil,
+        voicemail: String = "hang_up"
+    ) {
+        self.voicemail = voicemail
         self.id = id
         self.name = name
         self.persona = persona
         self.voice = voice
         self.createdAt = createdAt
+        self.moderation = moderation
+        self.disabledAt = disabledAt
     }
 
     enum CodingKeys: String, CodingKey {
@@ -149,6 +167,22 @@ public struct CustomScenarioDTO: Codable, Sendable, Equatable, Identifiable {
         case persona
         case voice
         case createdAt = "created_at"
+        case moderation
+        case disabledAt = "disabled_at"
+        case voicemail
+    }
+
+    /// Encodes `moderation` and `disabled_at` as `null` when absent (the contract lists them on every scenario).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(persona, forKey: .persona)
+        try container.encode(voice, forKey: .voice)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(moderation, forKey: .moderation)
+        try container.encode(disabledAt, forKey: .disabledAt)
+        try container.encode(voicemail, forKey: .voicemail)
     }
 }
 

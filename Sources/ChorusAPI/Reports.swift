@@ -56,9 +56,11 @@ public struct ReportDTO: Codable, Sendable, Equatable, Identifiable {
     public var id: String
     public var scenarioID: String?
     public var callSid: String?
-    public var reason: ReportReason
+    /// A ``ReportReason`` raw value (a string, so a reason added by a newer server still decodes).
+    public var reason: String
     public var description: String
-    public var status: ReportStatus
+    /// A ``ReportStatus`` raw value.
+    public var status: String
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -69,9 +71,9 @@ public struct ReportDTO: Codable, Sendable, Equatable, Identifiable {
         self.id = id
         self.scenarioID = scenarioID
         self.callSid = callSid
-        self.reason = reason
+        self.reason = reason.rawValue
         self.description = description
-        self.status = status
+        self.status = status.rawValue
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }

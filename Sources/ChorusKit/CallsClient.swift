@@ -144,7 +144,10 @@ public struct CallsClient: Sendable {
     ///   - persona: who the AI plays and what the call is about, 20–2,000 characters.
     ///   - voiceID: a ``Voice/id``.
     /// - Throws: ``ChorusError/paymentRequired(_:)`` without a plan; ``ChorusError/validation(_:)`` for an invalid
-    ///   name, persona or voice; ``ChorusError/api(status:detail:)`` (409) when the user already has 20.
+    ///   name, persona or voice; ``ChorusError/refused(_:)`` (`persona_refused`, with the categories) when the persona
+    ///   policy or the moderation model refuses the persona (it is checked again before each call, and a call with a
+    ///   scenario that no longer passes, or that an operator disabled, is refused the same way);
+    ///   ``ChorusError/api(status:detail:)`` (409) when the user already has 20.
     public func createCustomScenario(name: String, persona: String, voiceID: String) async throws -> CustomScenario {
         let request = try APIRequest.post("/mobile/custom-scenarios", json: CreateCustomScenarioRequest(name: name, persona: persona, voice: voiceID))
         return CustomScenario(try await session.send(request, as: CustomScenarioDTO.self))

@@ -39,6 +39,8 @@ public final class ChorusClient: Sendable {
     public let heroes: HeroesClient
     /// Bedtime stories: events, the assistant, stories and their progress.
     public let stories: StoriesClient
+    /// Content reports about scenarios and calls.
+    public let reports: ReportsClient
 
     /// Creates a client of the server `environment`. Create one per app and share it.
     ///
@@ -64,6 +66,7 @@ public final class ChorusClient: Sendable {
         self.account = AccountClient(session: session)
         self.heroes = HeroesClient(session: session)
         self.stories = StoriesClient(session: session)
+        self.reports = ReportsClient(session: session)
     }
 
     /// Creates a client of the server at `baseURL` (the same as `environment: .custom(baseURL)`).

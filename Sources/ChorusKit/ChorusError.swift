@@ -21,6 +21,9 @@ public enum ChorusError: Error, LocalizedError {
     case rateLimited(retryAfter: TimeInterval?)
     /// 422: the request had invalid fields (e.g. `phone_number` not in E.164 form).
     case validation([FieldError])
+    /// 422 with a code: a rule refused the request (e.g. `persona_refused` for a custom persona, with its
+    /// ``Refusal/categories``; `scenario_disabled`). Nothing was saved or charged.
+    case refused(Refusal)
     /// 401 to a request that carries credentials but no session, e.g. a login with a wrong email or password.
     case unauthorized
     /// There is no session, or the server ended it (refresh token expired, revoked or reused): the stored tokens
@@ -48,6 +51,8 @@ public enum ChorusError: Error, LocalizedError {
             // `rateLimited` is public: an app may build one from any number, so the conversion cannot trap either.
             let seconds = Int(min(retryAfter, 1e15).rounded(.up))
             return "Too many requests. Please try again in \(seconds) second\(seconds == 1 ? "" : "s")."
+        case .refused(let refusal):
+            return refusal.message
         case .validation(let errors):
             guard !errors.isEmpty else { return "Some of the information entered is not valid." }
             return errors.map { "\(Self.label(forField: $0.field)): \($0.message)" }.joined(separator: "\n")
@@ -95,6 +100,7 @@ public enum ChorusError: Error, LocalizedError {
         case 404:
             return .notFound
         case 422:
+            if let payload = try? decoder.decode(RefusalResponse.self, from: body) { return .refused(Refusal(payload.detail)) }
             if let payload = try? decoder.decode(ValidationErrorResponse.self, from: body) { return .validation(payload.errors) }
         case 429:
             return .rateLimited(retryAfter: response.header("Retry-After").flatMap(parseRetryAfter))
@@ -176,5 +182,27 @@ public struct PaymentRequired: Sendable, Hashable {
         message = dto.message
         upgradeOptions = dto.upgradeOptions.map(UpgradeOffer.init)
         timestamp = dto.timestamp
+    }
+}
+
+/// Why a rule refused a request (422 `{"detail": {"error", "message", …}}`).
+public struct Refusal: Sendable, Hashable {
+    /// The code, e.g. `persona_refused`, `scenario_disabled`.
+    public var code: String
+    /// A sentence fit to show the user.
+    public var message: String
+    /// The request field it is about, if one (`persona`, `scenario`).
+    public var field: String?
+    /// `persona_refused`: the categories that refused the text (`impersonation`, `credentials`, `moderation:violence`…).
+    public var categories: [String]
+    /// When the request may succeed, if the refusal says so.
+    public var retryAt: Date?
+
+    init(_ detail: RefusalDetail) {
+        code = detail.error
+        message = detail.message
+        field = detail.field
+        categories = detail.categories ?? []
+        retryAt = detail.retryAt
     }
 }

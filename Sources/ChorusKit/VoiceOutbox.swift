@@ -326,7 +326,7 @@ public actor VoiceOutbox {
             return nil
         case .paymentRequired:
             return Entry.Failure(status: 402, message: message)
-        case .validation:
+        case .validation, .refused:
             return Entry.Failure(status: 422, message: message)
         case .notFound:
             return Entry.Failure(status: 404, message: message)

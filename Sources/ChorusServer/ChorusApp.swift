@@ -101,7 +101,7 @@ public enum ChorusApp {
                 accountSID: sandboxAccountSID, authToken: twilioToken, baseURL: configuration.loopbackURL.appendingPathComponent("sandbox"),
                 httpClient: httpClient, observer: providerHealth, logger: app.logger
             )
-            fromNumber = "+15005550006"
+            fromNumber = ChorusConfiguration.sandboxCallerID
         }
         let realtimeKey = configuration.openAI?.apiKey ?? randomHex(40)
         let elevenLabsKey = configuration.elevenLabs?.apiKey ?? randomHex(40)
@@ -259,6 +259,14 @@ public enum ChorusApp {
             meter: storyMeter, blobs: blobs,
             files: AudioURLSigner(secret: "stories|" + secret, lifetime: configuration.voiceMessages.audioURLLifetime),
             publicURL: configuration.publicURL)
+        // Custom personas: the persona policy and the moderation model, metered for calls (issue 17).
+        let personas = PersonaScreening(
+            policy: .standard,
+            moderator: configuration.callsModerationModel == nil
+                ? nil
+                : MeteredModerator(
+                    base: OpenAIModerator(connection: openAIConnection), provider: openAIName, meter: meter(.calls, limits: .unlimited)),
+            model: configuration.callsModerationModel)
         let jobSignal = JobSignal()
 
         let services = ChorusServices(
@@ -280,8 +288,10 @@ public enum ChorusApp {
             bridges: bridges,
             messaging: messaging,
             stories: stories,
+            personas: personas,
             jobSignal: jobSignal,
-            providerHealth: providerHealth
+            providerHealth: providerHealth,
+            numberHasher: PhoneNumberHasher(secret: secret)
         )
         app.storage[ChorusServicesKey.self] = services
 
@@ -306,6 +316,7 @@ public enum ChorusApp {
         try app.register(collection: SystemController(services: services, openAPIDocument: try SystemController.loadDocument()))
         try app.register(collection: AuthController(services: services))
         try app.register(collection: CallsController(services: services))
+        try app.register(collection: ReportsController(services: services))
         try app.register(collection: PurchasesController(services: services))
         try app.register(collection: TwilioWebhookController(services: services))
         try app.register(collection: MediaStreamController(services: services))

@@ -35,6 +35,8 @@ struct ChorusServices: Sendable {
     let messaging: MessagingServices
     /// Stories: text, pictures, narration, moderation.
     let stories: StoriesServices
+    /// Checks custom personas when saved and before each call (issue 17).
+    let personas: PersonaScreening
     /// Wakes the job runner when work is enqueued.
     let jobSignal: JobSignal
     /// Work that finishes on its own after a request or connection ended; drained before shutdown.
@@ -43,6 +45,8 @@ struct ChorusServices: Sendable {
     let sessions = SessionCheck()
     /// Every exchange with a provider over the last 15 minutes on this instance (the console's provider health).
     let providerHealth: ProviderHealth
+    /// Phone numbers as keyed hashes, for the tables that must recognise a number without storing it.
+    let numberHasher: PhoneNumberHasher
 
     /// The database as seen from `eventLoop`.
     func store(_ database: any SQLDatabase, on eventLoop: any EventLoop) -> ChorusStore {
@@ -125,10 +129,17 @@ extension Response {
 extension ChorusServices {
     /// The realtime session of a call with `scenario`: its persona as outbound-call instructions, its voice.
     func realtimeSession(for scenario: ResolvedScenario) -> RealtimeSessionConfiguration {
-        RealtimeSessionConfiguration(
-            model: configuration.callBridge.realtimeModel,
-            instructions: CallInstructions.outboundCall(persona: scenario.persona, temperature: scenario.temperature),
-            voice: scenario.voice, transcriptionModel: configuration.callBridge.transcriptionModel)
+        var instructions = CallInstructions.outboundCall(persona: scenario.persona, temperature: scenario.temperature)
+        // Issue 17: the disclosure is said first; the callee can opt out by saying so (the `opt_out` tool).
+        if configuration.callDisclosure != nil { instructions += "\n\n" + CallOptOut.disclosureRule }
+        instructions += "\n\n" + CallOptOut.sessionRule
+        return RealtimeSessionConfiguration(
+            model: configuration.callBridge.realtimeModel, instructions: instructions,
+            voice: scenario.voice, transcriptionModel: configuration.callBridge.transcriptionModel,
+            // While answering-machine detection holds the first words, a greeting gets no answer, and while the
+            // disclosure plays nothing answers or interrupts it (the bridge turns the model's own answers on after).
+            respondsToTurns: !configuration.callBridge.machineDetection && configuration.callDisclosure == nil,
+            tools: [RealtimeFunctionTool(name: CallOptOut.toolName, description: CallOptOut.toolDescription)])
     }
 
     /// The realtime session of a recorded call (its scenario resolved again; a deleted custom scenario falls back to

@@ -205,6 +205,17 @@ class BrowserTests(unittest.TestCase):
         status, detail, _ = http("GET", f"/mobile/calls/{self.text('call-sid')}", token=self.playground_token())
         self.assertEqual(status, 200)
         self.assertEqual(len(detail["transcript"]), len(self.driver.find_elements(By.CSS_SELECTOR, "#call-transcript li")))
+        # The call can be reported (seed 000 "Reporting and Moderation System"); the report is pending.
+        self.driver.find_element(By.ID, "report-call").click()
+        self.wait(lambda d: d.find_element(By.ID, "report-form").is_displayed(), message="the report form opens")
+        Select(self.driver.find_element(By.ID, "report-reason")).select_by_value("offensive")
+        self.fill("report-description", "The persona was rude.")
+        self.driver.find_element(By.ID, "report-submit").click()
+        self.wait(lambda d: self.text("report-result").startswith("Thank you"), message="the report is filed")
+        status, reports, _ = http("GET", "/mobile/reports", token=self.playground_token())
+        self.assertEqual(status, 200)
+        self.assertEqual([(r["call_sid"], r["reason"], r["status"]) for r in reports["reports"]],
+                         [(self.text("call-sid"), "offensive", "pending")])
 
     def test_03_buy_plan(self):
         button = self.wait(EC.element_to_be_clickable((By.CSS_SELECTOR, 'button[data-product="speech_assistant_premium_monthly"]')))

@@ -239,7 +239,7 @@ extension ChorusError {
         switch self {
         case .paymentRequired: 402
         case .rateLimited: 429
-        case .validation: 422
+        case .validation, .refused: 422
         case .unauthorized: 401
         case .notFound: 404
         case .server(let status, _), .api(let status, _): status

@@ -224,6 +224,12 @@ public struct CustomScenario: Sendable, Hashable, Identifiable {
     public var voiceID: String
     /// When it was created.
     public var createdAt: Date
+    /// The categories its last check refused it for (empty: it passed; see ``ChorusError/refused(_:)``).
+    public var moderationCategories: [String]
+    /// When it was last checked (when saved, then before each call), if it was.
+    public var checkedAt: Date?
+    /// When an operator disabled it after a report; it can no longer be used for calls.
+    public var disabledAt: Date?
 
     /// Converts the wire format.
     public init(_ dto: CustomScenarioDTO) {
@@ -232,5 +238,8 @@ public struct CustomScenario: Sendable, Hashable, Identifiable {
         persona = dto.persona
         voiceID = dto.voice
         createdAt = dto.createdAt
+        moderationCategories = dto.moderation?.categories ?? []
+        checkedAt = dto.moderation?.checkedAt
+        disabledAt = dto.disabledAt
     }
 }

@@ -48,6 +48,9 @@ public struct ChorusConfiguration: Sendable {
         public var transcriptRetentionDays: Int
         /// Outbound calls placed per second across all instances (Twilio's default account limit is 1).
         public var callsPerSecond: Double
+        /// Twilio answering-machine detection on every call (`CHORUS_CALL_MACHINE_DETECTION`, default on): the AI's
+        /// first words wait for it, and a machine is hung up on (or gets the scenario's message) without a charge.
+        public var machineDetection: Bool = true
     }
 
     /// How App Store purchases and notifications are verified.
@@ -351,6 +354,10 @@ public struct ChorusConfiguration: Sendable {
     /// Seconds a client connection may go without a byte read or written before it is closed
     /// (`CHORUS_IDLE_TIMEOUT_SECONDS`, default 60, between 1 and 3,600).
     public var idleTimeoutSeconds: Double = 60
+    /// The moderation model every custom persona is checked with, when saved and before each call
+    /// (`CHORUS_CALLS_MODERATION_MODEL`, default `omni-moderation-latest`); `nil` (`off`, refused in production) leaves
+    /// the persona policy's rules alone.
+    public var callsModerationModel: String? = "omni-moderation-latest"
     /// `reasoning_effort` for OpenAI's reasoning text models (`CHORUS_OPENAI_REASONING_EFFORT`, default `none`).
     public var textReasoningEffort: OpenAITextGenerator.ReasoningEffort = .none
 
@@ -396,7 +403,7 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_SQLITE_READERS", "CHORUS_WS_PER_USER", "CHORUS_SSE_PER_USER", "CHORUS_MAX_REALTIME_CONNECTIONS", "CHORUS_WS_SEND_QUEUE_BYTES",
         "CHORUS_WS_MESSAGE_RATE",
         "CHORUS_OPENAI_API_KEY", "CHORUS_OPENAI_BASE_URL", "CHORUS_OPENAI_REALTIME_MODEL", "CHORUS_OPENAI_TRANSCRIPTION_MODEL",
-        "CHORUS_TRANSCRIPT_RETENTION_DAYS", "CHORUS_TWILIO_CALLS_PER_SECOND", "CHORUS_APPLE_APP_ID", "CHORUS_APPLE_ENVIRONMENT",
+        "CHORUS_TRANSCRIPT_RETENTION_DAYS", "CHORUS_TWILIO_CALLS_PER_SECOND", "CHORUS_CALL_MACHINE_DETECTION", "CHORUS_APPLE_APP_ID", "CHORUS_APPLE_ENVIRONMENT",
         "CHORUS_APPLE_ACCEPT_SANDBOX", "CHORUS_APPLE_SHARED_SECRET", "CHORUS_APPLE_EXTRA_ROOTS", "CHORUS_APPLE_VERIFY_RECEIPT_URL",
         "CHORUS_APPLE_VERIFY_RECEIPT_SANDBOX_URL", "CHORUS_BASIC_LEGACY_PRODUCT_IDS", "CHORUS_PREMIUM_LEGACY_PRODUCT_IDS",
         "CHORUS_VOICE_TRANSCRIPTION_MODEL", "CHORUS_VOICE_MAX_UPLOAD_BYTES", "CHORUS_VOICE_MAX_SECONDS", "CHORUS_VOICE_LONG_FORM_MAX_SECONDS",
@@ -415,8 +422,110 @@ public struct ChorusConfiguration: Sendable {
         "CHORUS_STORIES_USER_DAILY_OPERATIONS", "CHORUS_VOICE_USER_DAILY_OPERATIONS", "CHORUS_VOICE_DAILY_SUMMARIES", "CHORUS_TRIAL_CALLS_PER_DAY",
         "CHORUS_SIGNUPS_PER_IP", "CHORUS_SIGNUPS_PER_NETWORK", "CHORUS_SIGNUP_NETWORK_PREFIXES",
         "CHORUS_PLAYGROUND", "CHORUS_DEVELOPMENT_ON_NETWORK", "CHORUS_IDLE_TIMEOUT_SECONDS", "CHORUS_METRICS_TOKEN",
-        "CHORUS_MODEL_CHECK_INTERVAL_SECONDS",
+        "CHORUS_MODEL_CHECK_INTERVAL_SECONDS", "CHORUS_CALLS_MODERATION_MODEL", "CHORUS_CALL_DESTINATIONS", "CHORUS_CALL_HOURS",
+        "CHORUS_CALLS_PER_NUMBER_PER_DAY", "CHORUS_ACCOUNTS_PER_NUMBER_PER_WEEK",
+        "CHORUS_CALL_DISCLOSURE", "CHORUS_CALL_DISCLOSURE_EN", "CHORUS_CALL_DISCLOSURE_ES", "CHORUS_CALL_DISCLOSURE_FR",
+        "CHORUS_CALL_DISCLOSURE_DE", "CHORUS_CALL_DISCLOSURE_IT",
     ]
+
+    /// What every call says first (issue 17): the templates by language (`CHORUS_CALL_DISCLOSURE` for every language,
+    /// `CHORUS_CALL_DISCLOSURE_<LANG>` for one, over the built-in ones); `nil` (`off`, development only): no disclosure.
+    public var callDisclosure: CallDisclosure? = CallDisclosure()
+
+    static func readCallDisclosure(from reader: inout EnvironmentReader, production: Bool) -> CallDisclosure? {
+        var templates = CallDisclosure.defaultTemplates
+        if let text = reader.string("CHORUS_CALL_DISCLOSURE") {
+            if text.lowercased() == "off" {
+                if production {
+                    reader.problems.append("CHORUS_CALL_DISCLOSURE=off is refused in production: every call must open with its disclosure.")
+                }
+                return production ? CallDisclosure() : nil
+            }
+            if let problem = CallDisclosure.problem(in: text) {
+                reader.problems.append("CHORUS_CALL_DISCLOSURE \(problem).")
+            } else {
+                for language in CallLanguage.allCases { templates[language] = text }
+            }
+        }
+        for language in CallLanguage.allCases {
+            let key = "CHORUS_CALL_DISCLOSURE_" + language.rawValue.uppercased()
+            guard let text = reader.string(key) else { continue }
+            if let problem = CallDisclosure.problem(in: text) {
+                reader.problems.append("\(key) \(problem).")
+            } else {
+                templates[language] = text
+            }
+        }
+        return CallDisclosure(templates: templates)
+    }
+
+    /// Where and when calls may go (issue 17): countries, the callee's local calling hours, and per-number limits.
+    public struct CallDestinationSettings: Sendable, Equatable {
+        /// ISO 3166 alpha-2 codes (`CHORUS_CALL_DESTINATIONS`; default: the caller ID's country).
+        public var countries: Set<String>
+        /// The callee's local hours (`CHORUS_CALL_HOURS`, default `09:00-20:00`); `nil` (`any`): any time.
+        public var hours: CallingHours?
+        /// Calls one number receives per UTC day, all accounts together (`CHORUS_CALLS_PER_NUMBER_PER_DAY`, default 3;
+        /// `nil` (`off`): no limit).
+        public var callsPerNumberPerDay: Int?
+        /// Accounts that may call one number per UTC week (`CHORUS_ACCOUNTS_PER_NUMBER_PER_WEEK`, default 3; `nil`
+        /// (`off`): no limit).
+        public var accountsPerNumberPerWeek: Int?
+
+        static func read(from reader: inout EnvironmentReader, callerID: String) -> CallDestinationSettings {
+            let supported = NumberingPlan.supportedCountries
+            var countries: Set<String> = NumberingPlan.country(of: callerID).map { [$0] } ?? []
+            if let text = reader.string("CHORUS_CALL_DESTINATIONS") {
+                let codes = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() }.filter { !$0.isEmpty }
+                let unknown = codes.filter { !supported.contains($0) }
+                if codes.isEmpty || !unknown.isEmpty {
+                    reader.problems.append(
+                        "CHORUS_CALL_DESTINATIONS must list ISO 3166 country codes Chorus has numbering-plan data for"
+                            + (unknown.isEmpty ? "" : " (unknown: \(unknown.joined(separator: ", ")))")
+                            + "; supported: \(supported.sorted().joined(separator: ", ")).")
+                } else {
+                    countries = Set(codes)
+                }
+            } else if countries.isEmpty {
+                reader.problems.append(
+                    "CHORUS_CALL_DESTINATIONS is required: the caller ID \(PhoneNumberMask.mask(callerID)) is in no country Chorus has "
+                        + "numbering-plan data for.")
+            }
+            let hours = reader.value("CHORUS_CALL_HOURS", default: CallingHours?.some(.standard)) { text -> CallingHours?? in
+                text.lowercased() == "any" ? .some(nil) : CallingHours.parse(text).map { .some($0) }
+            }
+            if hours != nil {
+                let missing = NumberingPlan.allTimeZones.filter { TimeZone(identifier: $0) == nil }.sorted()
+                if !missing.isEmpty {
+                    reader.problems.append(
+                        "CHORUS_CALL_HOURS needs the IANA time zone database (install tzdata); missing: \(missing.prefix(5).joined(separator: ", ")).")
+                }
+            }
+            func limit(_ key: String) -> Int? {
+                reader.value(key, default: Int?.some(3)) { text -> Int?? in
+                    if text.lowercased() == "off" { return .some(nil) }
+                    guard let value = Int(text), (1...1_000).contains(value) else { return nil }
+                    return .some(value)
+                }
+            }
+            return CallDestinationSettings(
+                countries: countries, hours: hours, callsPerNumberPerDay: limit("CHORUS_CALLS_PER_NUMBER_PER_DAY"),
+                accountsPerNumberPerWeek: limit("CHORUS_ACCOUNTS_PER_NUMBER_PER_WEEK"))
+        }
+    }
+
+    /// The caller ID of the sandbox telephony (Twilio's test number, in the NANP).
+    public static let sandboxCallerID = "+15005550006"
+
+    /// Where and when calls may go.
+    public var callDestinations = CallDestinationSettings(
+        countries: ["US"], hours: .standard, callsPerNumberPerDay: 3, accountsPerNumberPerWeek: 3)
+
+    /// The rules of ``callDestinations`` (fictional numbers only with the sandbox telephony).
+    public var destinationPolicy: CallDestinationPolicy {
+        CallDestinationPolicy(
+            allowedCountries: callDestinations.countries, allowsFictionalNumbers: usesSandboxTelephony, hours: callDestinations.hours)
+    }
 
     /// Sandbox providers are in use (no live Twilio account configured).
     public var usesSandboxTelephony: Bool { twilio == nil }
@@ -504,7 +613,10 @@ public struct ChorusConfiguration: Sendable {
             transcriptRetentionDays: reader.value("CHORUS_TRANSCRIPT_RETENTION_DAYS", default: 30) {
                 Int($0).flatMap { (0...3_650).contains($0) ? $0 : nil }
             },
-            callsPerSecond: reader.value("CHORUS_TWILIO_CALLS_PER_SECOND", default: 1) { Double($0).flatMap { $0 > 0 && $0 <= 1_000 ? $0 : nil } }
+            callsPerSecond: reader.value("CHORUS_TWILIO_CALLS_PER_SECOND", default: 1) { Double($0).flatMap { $0 > 0 && $0 <= 1_000 ? $0 : nil } },
+            machineDetection: reader.value("CHORUS_CALL_MACHINE_DETECTION", default: true) {
+                ["true", "1", "yes"].contains($0.lowercased()) ? true : (["false", "0", "no"].contains($0.lowercased()) ? false : nil)
+            }
         )
 
         /// A per-user daily operation limit: a count, or `off`.
@@ -716,6 +828,9 @@ public struct ChorusConfiguration: Sendable {
         configuration.modelCheckInterval = reader.value("CHORUS_MODEL_CHECK_INTERVAL_SECONDS", default: 86_400) {
             TimeInterval($0).flatMap { $0 >= 1 && $0 <= 604_800 ? $0 : nil }
         }
+        configuration.callsModerationModel = reader.value("CHORUS_CALLS_MODERATION_MODEL", default: String?.some("omni-moderation-latest")) {
+            $0 == "off" ? String?.none : String?.some($0)
+        }
         configuration.textReasoningEffort = reader.value("CHORUS_OPENAI_REASONING_EFFORT", default: .none) {
             OpenAITextGenerator.ReasoningEffort(rawValue: $0.lowercased())
         }
@@ -726,6 +841,8 @@ public struct ChorusConfiguration: Sendable {
             ["true", "1", "yes"].contains($0.lowercased()) ? true : (["false", "0", "no"].contains($0.lowercased()) ? false : nil)
         }
         configuration.admission = AdmissionLimits.read(from: &reader, production: env == .production)
+        configuration.callDestinations = CallDestinationSettings.read(from: &reader, callerID: twilio?.fromNumber ?? sandboxCallerID)
+        configuration.callDisclosure = readCallDisclosure(from: &reader, production: env == .production)
         if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
         return configuration
     }
@@ -770,6 +887,10 @@ public struct ChorusConfiguration: Sendable {
         }
         if elevenLabs?.apiKey.isEmpty ?? true {
             problems.append("Cloned voices would use the sandbox: set CHORUS_ELEVENLABS_API_KEY for production.")
+        }
+        if callsModerationModel == nil {
+            problems.append(
+                "CHORUS_CALLS_MODERATION_MODEL=off is for development only: production checks every custom persona with the moderation model.")
         }
         if appStore.appAppleID == nil {
             problems.append("CHORUS_APPLE_APP_ID is required in production (the app's numeric App Store id; notifications must name it).")

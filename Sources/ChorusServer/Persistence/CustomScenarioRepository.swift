@@ -1,4 +1,5 @@
 import ChorusAPI
+import ChorusCore
 import Foundation
 import SQLKit
 
@@ -9,6 +10,12 @@ struct CustomScenarioRecord: Sendable, Equatable {
     var persona: String
     var voice: String
     var createdAt: Date
+    /// The last moderation verdict; `nil` for a scenario saved before personas were checked and not used since.
+    var verdict: PersonaVerdict?
+    /// When an operator disabled it after a report.
+    var disabledAt: Date?
+    /// What it does when an answering machine answers.
+    var voicemail: VoicemailPolicy = .hangUp
 
     /// The id clients use: `custom_<n>`.
     var publicID: String { CustomScenarioRecord.publicID(id) }
@@ -21,14 +28,23 @@ struct CustomScenarioRecord: Sendable, Equatable {
         return Int(text.dropFirst("custom_".count))
     }
 
-    var dto: CustomScenarioDTO { CustomScenarioDTO(id: publicID, name: name, persona: persona, voice: voice, createdAt: createdAt) }
+    var dto: CustomScenarioDTO {
+        CustomScenarioDTO(
+            id: publicID, name: name, persona: persona, voice: voice, createdAt: createdAt,
+            moderation: verdict.map { PersonaModerationDTO(categories: $0.categories, model: $0.model, checkedAt: $0.checkedAt) },
+            disabledAt: disabledAt, voicemail: voicemail.rawValue)
+    }
+
+    /// The text a call's instructions get from it, as the persona policy and the moderation model read it.
+    var screenedText: String { name + "\n" + persona }
 }
 
 extension ChorusStore {
     /// Inserts the scenario unless the user already has `limit`. The count and the insert are one transaction
     /// holding the user's row lock (PostgreSQL) or the write lock (SQLite), so concurrent creations cannot overshoot.
     func createCustomScenario(
-        userID: String, name: String, persona: String, voice: String, limit: Int, now: Date
+        userID: String, name: String, persona: String, voice: String, verdict: PersonaVerdict, voicemail: VoicemailPolicy = .hangUp,
+        limit: Int, now: Date
     ) async throws
         -> CustomScenarioRecord?
     {
@@ -41,12 +57,17 @@ extension ChorusStore {
             guard
                 let row = try await tx.sql.raw(
                     """
-                    INSERT INTO custom_scenarios (user_id, name, persona, voice, created_at)
-                    VALUES (\(bind: userID), \(bind: name), \(bind: persona), \(bind: voice), \(bind: now.epochMillis)) RETURNING id
+                    INSERT INTO custom_scenarios (user_id, name, persona, voice, created_at, moderation_categories, moderation_model, moderated_at,
+                      voicemail)
+                    VALUES (\(bind: userID), \(bind: name), \(bind: persona), \(bind: voice), \(bind: now.epochMillis),
+                      \(bind: verdict.categories.joined(separator: ",")), \(bind: verdict.model), \(bind: verdict.checkedAt.epochMillis),
+                      \(bind: voicemail.rawValue)) RETURNING id
                     """
                 ).first()
             else { throw ChorusStoreError.missingRow("custom_scenarios") }
-            return CustomScenarioRecord(id: try row.int("id"), userID: userID, name: name, persona: persona, voice: voice, createdAt: now)
+            return CustomScenarioRecord(
+                id: try row.int("id"), userID: userID, name: name, persona: persona, voice: voice, createdAt: now, verdict: verdict,
+                voicemail: voicemail)
         }
     }
 
@@ -59,14 +80,36 @@ extension ChorusStore {
             .first().map(Self.customScenarioRecord)
     }
 
+    /// Any user's custom scenario (the console).
+    func customScenario(id: Int) async throws -> CustomScenarioRecord? {
+        try await reader.raw("SELECT * FROM custom_scenarios WHERE id = \(bind: Int64(id))").first().map(Self.customScenarioRecord)
+    }
+
+    /// Stores the verdict of a check before a call.
+    func recordVerdict(_ verdict: PersonaVerdict, customScenarioID id: Int) async throws {
+        try await sql.raw(
+            """
+            UPDATE custom_scenarios SET moderation_categories = \(bind: verdict.categories.joined(separator: ",")),
+              moderation_model = \(bind: verdict.model), moderated_at = \(bind: verdict.checkedAt.epochMillis)
+            WHERE id = \(bind: Int64(id))
+            """
+        ).run()
+    }
+
     func deleteCustomScenario(id: Int, userID: String) async throws -> Bool {
         try await sql.raw("DELETE FROM custom_scenarios WHERE id = \(bind: Int64(id)) AND user_id = \(bind: userID) RETURNING id").first() != nil
     }
 
     static func customScenarioRecord(_ row: any SQLRow) throws -> CustomScenarioRecord {
-        CustomScenarioRecord(
+        let verdict = try row.optionalDate("moderated_at").map { checkedAt in
+            PersonaVerdict(
+                categories: (try row.optionalString("moderation_categories") ?? "").split(separator: ",").map(String.init),
+                model: try row.optionalString("moderation_model"), checkedAt: checkedAt)
+        }
+        return CustomScenarioRecord(
             id: try row.int("id"), userID: try row.string("user_id"), name: try row.string("name"), persona: try row.string("persona"),
-            voice: try row.string("voice"), createdAt: try row.date("created_at")
+            voice: try row.string("voice"), createdAt: try row.date("created_at"), verdict: verdict, disabledAt: try row.optionalDate("disabled_at"),
+            voicemail: VoicemailPolicy(rawValue: try row.optionalString("voicemail") ?? "") ?? .hangUp
         )
     }
 }

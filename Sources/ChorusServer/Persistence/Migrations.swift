@@ -19,6 +19,10 @@ enum ChorusMigrations {
         CreateConsole(),
         CreateConversationInvitations(),
         CreateUsageLimits(),
+        CreateContentReports(),
+        CreateNumberLimits(),
+        AddScenarioVoicemail(),
+        CreateDoNotCall(),
     ]
 }
 

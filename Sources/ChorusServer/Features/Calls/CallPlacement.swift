@@ -13,6 +13,8 @@ struct ResolvedScenario: Sendable, Equatable {
     var isCustom: Bool
     /// The catalog temperature (built-in scenarios), expressed in the instructions.
     var temperature: Double? = nil
+    /// What an answering machine gets: built-in scenarios hang up; a custom scenario may leave a message.
+    var voicemail: VoicemailPolicy = .hangUp
 }
 
 /// Places calls: permission, atomic charge, the telephony request, and the release of the charge if that fails.
@@ -37,7 +39,8 @@ struct CallPlacement: Sendable {
                 temperature: builtIn.temperature)
         }
         if let rowID = CustomScenarioRecord.rowID(fromPublicID: id), let custom = try await store.customScenario(id: rowID, userID: userID) {
-            return ResolvedScenario(id: custom.publicID, name: custom.name, voice: custom.voice, persona: custom.persona, isCustom: true)
+            return ResolvedScenario(
+                id: custom.publicID, name: custom.name, voice: custom.voice, persona: custom.persona, isCustom: true, voicemail: custom.voicemail)
         }
         throw APIError.badRequest("Unknown scenario '\(id.prefix(64))'. See GET /mobile/scenarios for the available ids.")
     }
@@ -61,13 +64,80 @@ struct CallPlacement: Sendable {
         return decision
     }
 
-    /// Charges the user's allowance, asks the telephony provider to place the call, and records its sid.
+    /// Where `phoneNumber` rings, if it may be called at `date`: the numbering-plan refusals, the allowed countries and
+    /// the callee's calling hours (issue 17). Reads nothing and writes nothing.
+    /// - Throws: 422 ``APIError/refused(_:)`` naming the reason.
+    func checkDestination(_ phoneNumber: String, at date: Date) throws -> PhoneDestination {
+        let policy = services.configuration.destinationPolicy
+        let destination: PhoneDestination
+        switch policy.destination(of: phoneNumber) {
+        case .success(let found): destination = found
+        case .failure(let refusal): throw APIError.call(refusal)
+        }
+        if let refusal = policy.quietHours(destination, at: date) { throw APIError.call(refusal) }
+        return destination
+    }
+
+    /// Refuses a number on the do-not-call list (its callee opted out, issue 17), from any account, before anything is
+    /// counted or charged. The refusal says only that: not when, how, or on whose call.
+    /// - Throws: 422 `number_opted_out`.
+    func checkNotOptedOut(_ phoneNumber: String) async throws {
+        guard try await store.isOptedOut(hash: services.numberHasher.hash(phoneNumber)) else { return }
+        throw APIError.refused(
+            RefusalDetail(error: "number_opted_out", message: "This number has asked not to receive calls from this service."))
+    }
+
+    /// Counts one call to `phoneNumber` against its limits (all accounts together).
+    /// - Returns: the UTC day the call was counted in (to give it back if the call is not placed); `nil` when the limits
+    ///   are off.
+    /// - Throws: 422 `number_daily_limit` or `number_account_limit` with the moment calling becomes possible.
+    private func admitNumberCall(_ phoneNumber: String, userID: String, now: Date) async throws -> String? {
+        let settings = services.configuration.callDestinations
+        guard settings.callsPerNumberPerDay != nil || settings.accountsPerNumberPerWeek != nil else { return nil }
+        let day = NumberLimitPeriods.day(of: now)
+        let week = NumberLimitPeriods.week(of: now)
+        let outcome = try await store.admitNumberCall(
+            hash: services.numberHasher.hash(phoneNumber), userID: userID, day: day.key, week: week.key,
+            callsPerDay: settings.callsPerNumberPerDay, accountsPerWeek: settings.accountsPerNumberPerWeek)
+        switch outcome {
+        case .admitted:
+            return day.key
+        case .dailyLimit:
+            throw APIError.call(.numberDailyLimit(settings.callsPerNumberPerDay ?? 0, until: day.ends))
+        case .accountLimit:
+            throw APIError.call(.numberAccountLimit(settings.accountsPerNumberPerWeek ?? 0, until: week.ends))
+        }
+    }
+
+    /// Checks the destination, counts the call against the number's limits, charges the user's allowance, asks the
+    /// telephony provider to place the call, and records its sid. Every refusal comes before the charge; a call that is
+    /// not placed gives back its charge and its count.
     ///
     /// - Parameters:
     ///   - free: a development test call: placed without charging (duration limit as the user's plan allows).
     /// - Returns: the recorded call (with its sid).
     func place(
         userID: String, phoneNumber: String, scenario: ResolvedScenario, scheduleID: Int? = nil, free: Bool = false
+    ) async throws -> CallRecord {
+        let now = services.now()
+        _ = try checkDestination(phoneNumber, at: now)
+        try await checkNotOptedOut(phoneNumber)
+        try await screen(scenario, userID: userID)  // a custom persona is checked again before every call (issue 17)
+        // The allowance is read first, so an account that cannot pay does not use up a number's calls.
+        if !free { _ = try await requirePermission(userID: userID, scenario: scenario) }
+        let countedDay = try await admitNumberCall(phoneNumber, userID: userID, now: now)
+        do {
+            return try await chargeAndDial(userID: userID, phoneNumber: phoneNumber, scenario: scenario, scheduleID: scheduleID, free: free)
+        } catch {
+            if let countedDay {
+                try? await store.releaseNumberCall(hash: services.numberHasher.hash(phoneNumber), day: countedDay)
+            }
+            throw error
+        }
+    }
+
+    private func chargeAndDial(
+        userID: String, phoneNumber: String, scenario: ResolvedScenario, scheduleID: Int?, free: Bool
     ) async throws -> CallRecord {
         var reserved: CallRecord?
         if free {
@@ -104,7 +174,10 @@ struct CallPlacement: Sendable {
             twimlURL: services.publicURL("/twilio/voice", query: [URLQueryItem(name: "call_id", value: String(call.id))]),
             statusCallbackURL: services.publicURL("/call-end-webhook", query: [URLQueryItem(name: "call_id", value: String(call.id))]),
             statusCallbackEvents: ["initiated", "ringing", "answered", "completed"],
-            timeLimitSeconds: call.durationLimit, ringTimeoutSeconds: Self.ringTimeoutSeconds
+            timeLimitSeconds: call.durationLimit, ringTimeoutSeconds: Self.ringTimeoutSeconds,
+            machineDetectionCallbackURL: services.configuration.callBridge.machineDetection
+                ? services.publicURL(TwilioWebhookController.machineDetectionPath, query: [URLQueryItem(name: "call_id", value: String(call.id))])
+                : nil
         )
         let placed: PlacedCall
         do {

@@ -123,12 +123,17 @@ struct CallsController: RouteCollection {
         validator.check(time >= now.addingTimeInterval(-5), "scheduled_time", "Must be in the future")
         validator.check(time <= now.addingTimeInterval(30 * 86_400), "scheduled_time", "Must be at most 30 days ahead")
         try validator.throwIfInvalid()
+        // Where the number is and whether its calling hours include the scheduled time (the per-number limits are
+        // counted when the call is placed).
+        _ = try placement(req).checkDestination(body.phoneNumber, at: time)
+        try await placement(req).checkNotOptedOut(body.phoneNumber)  // and again when the call is placed (issue 17)
         if let limit = services.configuration.rateLimits.calls { try services.checkRateLimit("calls:\(user.id)", limit) }
         // Like make-call, a repeated Idempotency-Key replays the first answer: a retry never schedules a second call.
         let fingerprint = "schedule-call\n\(body.phoneNumber)\n\(body.scenario)\n\(body.scheduledTime.map(ChorusJSON.formatDate) ?? "-")"
         return try await IdempotentResponder(services: services, store: req.store).respond(req, userID: user.id, fingerprint: fingerprint) {
             let placement = placement(req)
             let scenario = try await placement.resolveScenario(body.scenario, userID: user.id)
+            try await placement.screen(scenario, userID: user.id)  // and again when the call is placed (issue 17)
             _ = try await placement.requirePermission(userID: user.id, scenario: scenario)
             let schedule = try await req.store.createSchedule(
                 userID: user.id, phoneNumber: body.phoneNumber, scenario: scenario.id, at: time, now: now
@@ -222,14 +227,24 @@ struct CallsController: RouteCollection {
             UserText.fits(persona, characters: CustomScenarioRules.personaLength, bytes: CustomScenarioRules.personaBytes), "persona",
             "Must be 20 to 2000 characters (at most 8000 bytes)")
         validator.check(services.voices.voice(id: body.voice) != nil, "voice", "Unknown voice; see GET /mobile/voices")
+        let voicemail = body.voicemail.map(VoicemailPolicy.init(rawValue:)) ?? .hangUp
+        validator.check(voicemail != nil, "voicemail", "Must be hang_up or leave_message")
         try validator.throwIfInvalid()
         let account = try await placement(req).account(userID: user.id)
         guard services.policy.position(of: account, at: services.now()).plan != nil else {
             throw APIError.paymentRequired(CustomScenarioRules.subscriptionRequired(services.policy, now: services.now()))
         }
+        // The persona policy and the moderation model (issue 17); checked again before each call.
+        let verdict = try await services.personas.verdict(on: name + "\n" + persona, at: services.now(), logger: req.logger)
+        guard verdict.allowed else {
+            req.logger.notice("custom persona refused", metadata: ["categories": .string(verdict.categories.joined(separator: ","))])
+            throw PersonaScreening.refusal(verdict)
+        }
         guard
             let record = try await req.store.createCustomScenario(
-                userID: user.id, name: name, persona: persona, voice: body.voice, limit: CustomScenarioRules.maximumPerUser, now: services.now()
+                userID: user.id, name: name, persona: persona, voice: body.voice, verdict: verdict, voicemail: voicemail ?? .hangUp,
+                limit: CustomScenarioRules.maximumPerUser,
+                now: services.now()
             )
         else {
             throw APIError.detail(.conflict, "You can have at most \(CustomScenarioRules.maximumPerUser) custom scenarios; delete one first")

@@ -37,6 +37,10 @@ struct ConsoleController: RouteCollection {
         authed.post("api", "users", ":user_id", "grant-calls", use: grantCalls)
         authed.post("api", "calls", ":call_id", "refund", use: refundCall)
         authed.post("api", "jobs", ":job_id", "rerun", use: rerunJob)
+        authed.get("api", "reports", use: reports)
+        authed.post("api", "reports", ":report_id", "status", use: changeReportStatus)
+        authed.get("api", "opt-outs", use: optOuts)
+        authed.post("api", "opt-outs", "remove", use: removeOptOut)
     }
 
     // MARK: - Signing in
@@ -369,7 +373,7 @@ struct ConsoleController: RouteCollection {
         return try req.json(ConsoleActionResultDTO(action: "rerun_job", target: "job:\(id)", detail: "queued"))
     }
 
-    private func audited(_ req: Request, _ operator_: ConsoleSession, action: String, target: String, detail: String) async throws {
+    func audited(_ req: Request, _ operator_: ConsoleSession, action: String, target: String, detail: String) async throws {
         try await req.store.recordAudit(actor: operator_, action: action, target: target, detail: detail, now: services.now())
         req.logger.notice("console action", metadata: ["action": .string(action), "target": .string(target), "operator": .string(operator_.userID)])
     }

@@ -126,6 +126,14 @@ enum ConsolePages {
                 <form class="action" data-path="/console/api/jobs/{id}/rerun"><label for="rerun-job">Run a failed job again: job id</label>
                 <input id="rerun-job" name="id" type="number" min="1" required><button type="submit">Run again</button></form>
                 <p id="action-result" role="status"></p></section>
+                <section class="wide" aria-labelledby="reports-h"><h2 id="reports-h">Content reports <span id="reports-pending" class="muted"></span></h2>
+                <table><caption class="visually-hidden">Open content reports, oldest first</caption>
+                <thead><tr><th scope="col">Filed</th><th scope="col">Reason</th><th scope="col">Subject</th><th scope="col">Description</th><th scope="col">Status</th><th scope="col">Review</th></tr></thead>
+                <tbody id="reports"></tbody></table><p id="report-result" role="status"></p></section>
+                <section aria-labelledby="optouts-h"><h2 id="optouts-h">Do-not-call list</h2><dl id="optouts"></dl>
+                <form id="optout-remove"><label for="optout-number">Remove a number on its owner's request (E.164)</label>
+                <input id="optout-number" name="phone_number" required placeholder="+14155550123" autocomplete="off">
+                <button type="submit">Remove from the list</button></form><p id="optout-result" role="status"></p></section>
                 <section aria-labelledby="look-h"><h2 id="look-h">Look up</h2>
                 <form id="lookup"><label for="lookup-kind">What</label>
                 <select id="lookup-kind" name="kind"><option value="users">User</option><option value="calls">Call</option><option value="stories">Story</option></select>

@@ -12,6 +12,9 @@ extension ChorusConfiguration {
         if let transcription = callBridge.transcriptionModel {
             models.append(ConfiguredModel(model: transcription, setting: "CHORUS_OPENAI_TRANSCRIPTION_MODEL", product: "calls"))
         }
+        if let moderation = callsModerationModel {
+            models.append(ConfiguredModel(model: moderation, setting: "CHORUS_CALLS_MODERATION_MODEL", product: "calls"))
+        }
         models += [
             ConfiguredModel(model: voiceMessages.transcriptionModel, setting: "CHORUS_VOICE_TRANSCRIPTION_MODEL", product: "voice messages"),
             ConfiguredModel(model: voiceMessages.summaryModel, setting: "CHORUS_VOICE_SUMMARY_MODEL", product: "voice messages"),

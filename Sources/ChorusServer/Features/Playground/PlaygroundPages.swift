@@ -45,6 +45,7 @@ enum PlaygroundPages {
                 <select id="call-scenario" name="scenario"></select>
                 <p id="scenario-description" class="muted"></p>
                 <button type="submit" id="place-call">Call</button>
+                <button type="button" id="report-scenario">Report this scenario</button>
                 </form>
                 <details>
                 <summary>Your own scenario and voice</summary>
@@ -65,7 +66,18 @@ enum PlaygroundPages {
                 <h3 id="transcript-h">Transcript</h3>
                 <ol id="call-transcript" class="transcript" aria-labelledby="transcript-h" aria-live="polite"></ol>
                 <div id="call-recording" hidden><h3>Recording</h3><audio id="call-audio" controls preload="none"></audio></div>
+                <button type="button" id="report-call">Report this call</button>
                 </div>
+                <form id="report-form" hidden>
+                <h3>Report <span id="report-subject" class="muted"></span></h3>
+                <label for="report-reason">Reason</label>
+                <select id="report-reason" name="reason"><option value="inappropriate">Inappropriate Content</option>
+                <option value="offensive">Offensive Language</option><option value="spam">Spam or Misleading</option><option value="other">Other</option></select>
+                <label for="report-description">Describe the issue</label>
+                <textarea id="report-description" name="description" rows="3" maxlength="1000" required></textarea>
+                <button type="submit" id="report-submit">Submit report</button>
+                </form>
+                <p id="report-result" role="status" aria-live="polite"></p>
                 </section>
                 <section aria-labelledby="messages-h">
                 <h2 id="messages-h">Voice messages</h2>

@@ -72,6 +72,60 @@ for (const form of document.querySelectorAll('form.action')) {
     refresh();
   });
 }
+async function reviewReport(id, status, disable) {
+  const response = await fetch(`/console/api/reports/${encodeURIComponent(id)}/status`, {
+    method: 'POST', credentials: 'same-origin', headers: { 'X-CSRF-Token': csrf, 'Content-Type': 'application/json' },
+    body: JSON.stringify(disable ? { status, disable_scenario: true } : { status }) });
+  const body = await response.json();
+  document.getElementById('report-result').textContent = response.ok ? `Report ${id}: ${body.detail}` : (body.detail?.message ?? body.detail ?? `HTTP ${response.status}`);
+  refreshReports(); refresh();
+}
+async function refreshReports() {
+  const open = [];
+  let pending = 0;
+  for (const status of ['pending', 'reviewed']) {
+    const response = await fetch(`/console/api/reports?status=${status}`, { credentials: 'same-origin' });
+    if (!response.ok) return;
+    const queue = await response.json();
+    pending = queue.pending; open.push(...queue.reports);
+  }
+  document.getElementById('reports-pending').textContent = `(${pending} pending)`;
+  const rows = open.map((r) => {
+    const subject = r.call_sid ? `call ${r.call_sid} (${r.subject_scenario ?? '?'})` : r.scenario_id;
+    const tr = row([new Date(r.created_at).toLocaleString(), r.reason,
+      `${subject}${r.subject_text ? `: ${r.subject_text}` : ''}${r.scenario_disabled_at ? ' [disabled]' : ''}`, r.description, r.status, '']);
+    const cell = tr.lastElementChild;
+    const actions = [['Reviewed', 'reviewed', false], ['Resolve', 'resolved', false], ['Dismiss', 'dismissed', false]];
+    if (r.subject_scenario?.startsWith('custom_') && !r.scenario_disabled_at) actions.splice(2, 0, ['Resolve and disable scenario', 'resolved', true]);
+    for (const [label, status, disable] of actions) {
+      if (status === r.status) continue;
+      const button = document.createElement('button'); button.type = 'button'; button.textContent = label;
+      button.addEventListener('click', () => reviewReport(r.id, status, disable));
+      cell.append(button, ' ');
+    }
+    return tr;
+  });
+  document.getElementById('reports').replaceChildren(...rows);
+  if (rows.length === 0) document.getElementById('reports').replaceChildren(row(['No open reports', '', '', '', '', '']));
+}
+async function refreshOptOuts() {
+  const response = await fetch('/console/api/opt-outs', { credentials: 'same-origin' });
+  if (!response.ok) return;
+  const o = await response.json();
+  list('optouts', [['Numbers on the list', o.total], ['Added in 24 h', o.last_day], ['Added in 7 days', o.last_week],
+    ['By speech', o.by_speech], ['By key', o.by_key]]);
+}
+document.getElementById('optout-remove').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const input = document.getElementById('optout-number');
+  const response = await fetch('/console/api/opt-outs/remove', {
+    method: 'POST', credentials: 'same-origin', headers: { 'X-CSRF-Token': csrf, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ phone_number: input.value.trim() }) });
+  const body = await response.json();
+  document.getElementById('optout-result').textContent = response.ok ? `${body.target}: ${body.detail}` : (body.detail?.message ?? body.detail ?? `HTTP ${response.status}`);
+  if (response.ok) input.value = '';
+  refreshOptOuts(); refresh();
+});
 document.getElementById('lookup').addEventListener('submit', async (event) => {
   event.preventDefault();
   const kind = document.getElementById('lookup-kind').value;
@@ -133,3 +187,7 @@ connectLive();
 setInterval(drawLive, 1000);
 refresh();
 setInterval(refresh, 15000);
+refreshReports();
+setInterval(refreshReports, 15000);
+refreshOptOuts();
+setInterval(refreshOptOuts, 15000);

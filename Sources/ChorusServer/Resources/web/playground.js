@@ -25,7 +25,7 @@ function userID() {
 class APIError extends Error {
   constructor(status, body) {
     const fields = (body?.errors ?? []).map((e) => `${e.field}: ${e.message}`).join('; ');
-    super(fields || body?.detail || `HTTP ${status}`);
+    super(fields || body?.detail?.message || body?.detail || `HTTP ${status}`);
     this.status = status;
   }
 }
@@ -254,6 +254,30 @@ $('call-form').addEventListener('submit', async (event) => {
     loadAccount();
   } catch (error) { fail('call-error', error); }
   $('place-call').disabled = false;
+});
+
+// Content reports (seed 000 "Reporting and Moderation System"): the selected scenario or the call shown.
+const report = { scenario_id: null, call_sid: null };
+function openReport(subject) {
+  report.scenario_id = subject.scenario ?? null;
+  report.call_sid = subject.call ?? null;
+  $('report-subject').textContent = subject.call ? `call ${subject.call}` : `scenario ${subject.scenario}`;
+  $('report-result').textContent = '';
+  $('report-form').hidden = false;
+  $('report-description').focus();
+}
+$('report-scenario').addEventListener('click', () => openReport({ scenario: $('call-scenario').value }));
+$('report-call').addEventListener('click', () => openReport({ call: $('call-sid').textContent }));
+$('report-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  try {
+    const filed = await api('POST', '/mobile/reports', {
+      ...(report.call_sid ? { call_sid: report.call_sid } : { scenario_id: report.scenario_id }),
+      reason: $('report-reason').value, description: $('report-description').value });
+    $('report-form').hidden = true;
+    $('report-description').value = '';
+    $('report-result').textContent = `Thank you: report ${filed.id} is ${filed.status}.`;
+  } catch (error) { fail('report-result', error); }
 });
 
 /** Follows a call live: status, the transcript as it is spoken, the time counting toward the limit. */
