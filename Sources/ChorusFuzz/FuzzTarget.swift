@@ -15,7 +15,8 @@ import NIOWebSocket
 public enum FuzzTarget: String, CaseIterable, Sendable {
     /// WAV, MP3 and M4A/AAC containers of uploaded recordings (`POST /audio`, voice samples).
     case audioContainer = "audio-container"
-    /// 16-bit PCM WAV of speech answers, spliced into multi-voice playback.
+    /// 16-bit PCM WAV of speech answers, spliced into multi-voice playback; WAV recordings measured for the transcript's
+    /// confidence (`SpeechActivity`).
     case wavSplice = "wav-splice"
     /// `Range` headers of audio, speech and story-file downloads.
     case byteRange = "byte-range"
@@ -48,6 +49,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             _ = try? AudioContainer.inspect(bytes)
         case .wavSplice:
             _ = try? WAVSplicer.splice([WAVClip(messageID: "m", sender: "s", wav: Data(bytes))])
+            _ = SpeechActivity.measure(wav: Data(bytes))
         case .byteRange:
             // The first eight bytes are the blob's size, the rest the header.
             let size = bytes.prefix(8).reduce(Int64(0)) { $0 << 8 | Int64($1) }

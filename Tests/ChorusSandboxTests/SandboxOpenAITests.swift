@@ -263,7 +263,7 @@ struct SandboxOpenAITests {
 
             let plain = try await harness.transcriber("gpt-transcribe").transcribe(request)
             #expect(plain.text == text)
-            #expect(plain.evidence == .none)
+            #expect(plain.evidence == TranscriptEvidence(detectedLanguages: ["en"]), "gpt-transcribe reports only the languages")
             #expect(plain.language == "en")
             #expect(plain.durationSeconds == seconds.rounded(.up))
         }

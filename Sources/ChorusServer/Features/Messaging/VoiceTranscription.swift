@@ -117,6 +117,14 @@ struct VoiceTranscription {
         let facts = RecordingFacts(
             durationSeconds: seconds, expectedLanguages: language.map { [$0.lowercased()] } ?? [], activity: activity)
         let assessment = TranscriptQuality.assess(text: transcription.text, evidence: transcription.evidence, recording: facts)
+        if !assessment.doubts.isEmpty {
+            logger.info(
+                "transcript doubted",
+                metadata: [
+                    "audio_id": .string(record.id), "label": .string(assessment.label?.rawValue ?? "none"),
+                    "doubts": .string(assessment.doubts.map(\.rawValue).joined(separator: ",")),
+                ])
+        }
         try await store.completeTranscript(
             audioID: record.id, languageKey: languageKey, text: assessment.text, confidence: assessment.confidence,
             label: assessment.label?.rawValue, language: transcription.language ?? language)
