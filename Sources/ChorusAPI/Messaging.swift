@@ -384,7 +384,8 @@ public struct TranscriptionRequestDTO: Codable, Sendable, Equatable {
 /// `POST /transcriptions` answer. An empty transcript with `poor` confidence means no speech was heard.
 public struct TranscriptionResponse: Codable, Sendable, Equatable {
     public var transcript: String
-    /// 0–1, or `null` when the configured model reports no certainty.
+    /// 0–1: the model's certainty, or for `gpt-transcribe` Chorus's judgement of the transcript (docs/voice-messages.md);
+    /// `null` when the configured model reports neither certainty nor languages.
     public var confidence: Double?
     /// `good`, `fair`, `poor`, or `null` with `confidence`.
     public var confidenceLabel: String?

@@ -477,7 +477,8 @@ public struct Recording: Sendable, Hashable, Identifiable {
 public struct Transcript: Sendable, Hashable {
     /// What was said; empty when no speech was heard.
     public var text: String
-    /// How sure the speech model was, 0–1, when the configured model reports it.
+    /// How far the transcript can be trusted, 0–1: the speech model's certainty, or the server's judgement when the
+    /// model reports none (`gpt-transcribe`); `nil` when neither is available.
     public var confidence: Double?
     /// The same in words: good, fair or poor (`nil` with ``confidence``).
     public var confidenceLabel: Message.ConfidenceLabel?
