@@ -89,6 +89,20 @@ struct PersonaReportTests {
             #expect(created.json.keys.contains("disabled_at"))
             // Every save asked the moderation model once.
             #expect(try await Self.moderationRequests(server) - moderationsBefore == 5)
+
+            // A moderation model that does not answer: nothing is saved unchecked (503 with Retry-After).
+            let fault = try await server.request(
+                .PUT, "/sandbox/openai/behavior",
+                body: Data(#"{"faults":[{"kind":"server_error","endpoint":"moderations","times":20}]}"#.utf8), headers: [("Content-Type", "application/json")])
+            #expect(fault.status == 200, "\(fault.text)")
+            let unchecked = try await server.request(
+                .POST, "/mobile/custom-scenarios", token: token,
+                json: CreateCustomScenarioRequest(name: "Baker", persona: "A baker calling to share a new bread recipe with a friend.", voice: "ballad"))
+            #expect(unchecked.status == 503, "\(unchecked.text)")
+            #expect(unchecked.headers.first(name: "Retry-After") == "30")
+            _ = try await server.request(.DELETE, "/sandbox/openai/behavior")
+            let listed = try await server.request(.GET, "/mobile/custom-scenarios", token: token).decode(CustomScenariosResponse.self)
+            #expect(listed.customScenarios.map(\.id) == [scenario.id])
         }
     }
 
@@ -226,6 +240,12 @@ struct PersonaReportTests {
                 .POST, "/mobile/reports", token: token, json: CreateReportRequest(scenarioID: "comedian", reason: .other, description: "Not funny."))
                 .decode(ReportDTO.self)
 
+            // A call scheduled with the scenario before it is disabled is not placed when its time comes.
+            let schedule = try await server.request(
+                .POST, "/mobile/schedule-call", token: token,
+                json: ScheduleCallRequest(phoneNumber: "+14155550100", scenario: scenario.id, scheduledTime: Date().addingTimeInterval(8)))
+            #expect(schedule.status == 200, "\(schedule.text)")
+            let scheduleID = try schedule.decode(ScheduledCallDTO.self).scheduleID
             let (browser, cookies, csrf) = try await ConsoleTests.operatorSession(server)
             defer { Task { await browser.shutdown() } }
             func post(_ path: String, _ body: ConsoleReportStatusRequest) async throws -> ConsoleTests.Browser.Page {
@@ -298,6 +318,11 @@ struct PersonaReportTests {
             #expect(after.trialCallsUsed == before.trialCallsUsed && after.callsMadeTotal == before.callsMadeTotal && after.callsMadeThisMonth == before.callsMadeThisMonth)
             // Built-in scenarios still call.
             #expect(try await server.makeCall(token).status == 200)
+            try await server.eventually(timeout: .seconds(30), "the scheduled call is refused") {
+                let schedules = try await server.request(.GET, "/mobile/scheduled-calls", token: token).decode(ScheduledCallsResponse.self)
+                return schedules.scheduledCalls.first { $0.scheduleID == scheduleID }?.status == "refused"
+            }
+            #expect(try await server.history(token).callHistory.filter { $0.scenario == scenario.id }.count == 1)
         }
     }
 }
