@@ -60,12 +60,16 @@ public struct RefusalDetail: Codable, Sendable, Equatable {
     public var field: String?
     /// Why: the policy or moderation categories that refused the text (`persona_refused`).
     public var categories: [String]?
+    /// When what was refused becomes possible (`quiet_hours`: the callee's calling hours start; `number_daily_limit`,
+    /// `number_account_limit`: the number's day or week starts again).
+    public var retryAt: Date?
 
-    public init(error: String, message: String, field: String? = nil, categories: [String]? = nil) {
+    public init(error: String, message: String, field: String? = nil, categories: [String]? = nil, retryAt: Date? = nil) {
         self.error = error
         self.message = message
         self.field = field
         self.categories = categories
+        self.retryAt = retryAt
     }
 
     enum CodingKeys: String, CodingKey {
@@ -73,10 +77,11 @@ public struct RefusalDetail: Codable, Sendable, Equatable {
         case message
         case field
         case categories
+        case retryAt = "retry_at"
     }
 }
 
-/// 422 body of a coded refusal: `{"detail": {"error", "message", "field"?, "categories"?}}`.
+/// 422 body of a coded refusal: `{"detail": {"error", "message", "field"?, "categories"?, "retry_at"?}}`.
 public struct RefusalResponse: Codable, Sendable, Equatable {
     public var detail: RefusalDetail
 

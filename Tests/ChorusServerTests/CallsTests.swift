@@ -38,7 +38,7 @@ struct CallsTests {
             let pricing = try await server.request(.GET, "/mobile/pricing", token: token).decode(PricingResponse.self)
             #expect(pricing.plans.map(\.price) == ["$4.99", "$25.00"])
 
-            let call = try await server.makeCall(token, to: "+1234567890", scenario: "default")
+            let call = try await server.makeCall(token, to: "+14155550199", scenario: "default")
             #expect(call.status == 200, "\(call.text)")
             let placed = try call.decode(MakeCallResponse.self)
             #expect(placed.callSid.hasPrefix("CA") && placed.status == "initiated" && placed.durationLimit == 60)

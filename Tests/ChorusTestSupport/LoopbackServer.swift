@@ -18,7 +18,8 @@ public final class LoopbackServer: Sendable {
         self.configuration = configuration
     }
 
-    /// Settings every test server starts from: a fixed secret, no rate limits, fast simulated calls and jobs.
+    /// Settings every test server starts from: a fixed secret, no rate limits, fast simulated calls and jobs, calls at any
+    /// hour and without per-number limits.
     public static let baseEnvironment = [
         "CHORUS_JWT_SECRET": "test-secret-test-secret-test-secret-0123456789",
         "CHORUS_RATE_LIMITS": "off",
@@ -27,6 +28,12 @@ public final class LoopbackServer: Sendable {
         "CHORUS_JOB_POLL_SECONDS": "0.1",
         "CHORUS_LOG_LEVEL": "warning",
         "CHORUS_TWILIO_CALLS_PER_SECOND": "1000",
+        // Tests run at any hour and call the same sandbox numbers many times: the tests of these rules turn them on.
+        "CHORUS_CALL_HOURS": "any",
+        "CHORUS_CALLS_PER_NUMBER_PER_DAY": "off",
+        "CHORUS_ACCOUNTS_PER_NUMBER_PER_WEEK": "off",
+        // Calls open without the disclosure (about 8 s of real-time audio each); the disclosure's tests turn it on.
+        "CHORUS_CALL_DISCLOSURE": "off",
     ]
 
     /// Starts a server with `environment` over ``baseEnvironment`` on a free port. A port taken between choosing

@@ -1,4 +1,5 @@
 import ChorusAPI
+import ChorusCore
 import Vapor
 
 /// Errors answered to clients with the contract's bodies. Everything else becomes a generic 500.
@@ -26,6 +27,11 @@ enum APIError: Error {
 
     static func badRequest(_ message: String) -> APIError { .detail(.badRequest, message) }
     static func notFound(_ message: String) -> APIError { .detail(.notFound, message) }
+
+    /// 422 for a call refused before anything is charged (issue 17: destination, quiet hours, per-number limits).
+    static func call(_ refusal: CallRefusal) -> APIError {
+        .refused(RefusalDetail(error: refusal.code, message: refusal.message, retryAt: refusal.retryAt))
+    }
 
     static func invalid(_ field: String, _ message: String) -> APIError {
         .validation(summary: "Validation error", errors: [FieldError(field: field, message: message)])

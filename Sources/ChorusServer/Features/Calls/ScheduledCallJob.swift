@@ -3,9 +3,10 @@ import Foundation
 import Logging
 import SQLKit
 
-/// Places a scheduled call when its job comes due. Permission is checked again and the call charged now;
-/// a refusal ends the schedule as `refused`. The call row is unique per schedule, so a retried job never
-/// places a second call.
+/// Places a scheduled call when its job comes due. The destination, the callee's calling hours, the number's limits and
+/// the permission are checked again and the call charged now; a refusal ends the schedule as `refused` with the reason
+/// (a call whose moment has slipped into quiet hours is not placed, and nothing is charged). The call row is unique per
+/// schedule, so a retried job never places a second call.
 struct ScheduledCallJob {
     let services: ChorusServices
 
@@ -32,6 +33,11 @@ struct ScheduledCallJob {
                 userID: schedule.userID, phoneNumber: schedule.phoneNumber, scenario: scenario, scheduleID: id
             )
             _ = try await store.transitionSchedule(id: id, from: .placing, to: .placed, callID: call.id)
+        } catch APIError.refused(let refusal) {
+            // Quiet hours where the number is (the job ran late), a per-number limit, or a destination no longer allowed:
+            // not placed, nothing charged.
+            _ = try await store.transitionSchedule(id: id, from: .placing, to: .refused, reason: refusal.message)
+            logger.info("scheduled call refused", metadata: ["schedule_id": .stringConvertible(id), "status": .string(refusal.error)])
         } catch APIError.paymentRequired(let payload) {
             _ = try await store.transitionSchedule(id: id, from: .placing, to: .refused, reason: payload.detail.message)
             logger.info("scheduled call refused", metadata: ["schedule_id": .stringConvertible(id), "status": .string(payload.detail.error)])
