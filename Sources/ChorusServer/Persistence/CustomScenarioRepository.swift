@@ -36,7 +36,9 @@ struct CustomScenarioRecord: Sendable, Equatable {
     }
 
     /// The text a call's instructions get from it, as the persona policy and the moderation model read it.
-    var screenedText: String { name + "\n" + persona }
+    var screenedText: String { Self.screenedText(name: name, persona: persona) }
+
+    static func screenedText(name: String, persona: String) -> String { name + "\n" + persona }
 }
 
 extension ChorusStore {

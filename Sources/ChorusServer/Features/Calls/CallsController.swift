@@ -235,7 +235,7 @@ struct CallsController: RouteCollection {
             throw APIError.paymentRequired(CustomScenarioRules.subscriptionRequired(services.policy, now: services.now()))
         }
         // The persona policy and the moderation model (issue 17); checked again before each call.
-        let verdict = try await services.personas.verdict(on: name + "\n" + persona, at: services.now(), logger: req.logger)
+        let verdict = try await services.personas.verdict(on: CustomScenarioRecord.screenedText(name: name, persona: persona), at: services.now(), logger: req.logger)
         guard verdict.allowed else {
             req.logger.notice("custom persona refused", metadata: ["categories": .string(verdict.categories.joined(separator: ","))])
             throw PersonaScreening.refusal(verdict)
