@@ -31,12 +31,22 @@ extension SandboxTwilio {
         /// Barge-in: the callee starts its next line while the AI is still talking, this many ms after the AI's audio
         /// (a new AI turn) started playing. Applies to every AI turn while the callee has lines left.
         public var interruptAfterMs: Int?
+        /// A `voicemail` callee's greeting ends with a beep (`true` when `nil`); without it, with silence.
+        public var beep: Bool?
+        /// A key the callee presses (`0`–`9`, `*`, `#`; a Media Streams `dtmf` event), ``pressKeyAfterMs`` after the
+        /// AI's audio first started playing.
+        public var pressKey: String?
+        /// When the callee presses ``pressKey`` (default 1,000 ms).
+        public var pressKeyAfterMs: Int?
 
         /// Creates a script; every value is optional.
         public init(
             lines: [String]? = nil, firstLineAfterMs: Int? = nil, replyAfterMs: Int? = nil, hangupAfterSeconds: Double? = nil,
-            interruptAfterMs: Int? = nil
+            interruptAfterMs: Int? = nil, beep: Bool? = nil, pressKey: String? = nil, pressKeyAfterMs: Int? = nil
         ) {
+            self.pressKey = pressKey
+            self.pressKeyAfterMs = pressKeyAfterMs
+            self.beep = beep
             self.lines = lines
             self.firstLineAfterMs = firstLineAfterMs
             self.replyAfterMs = replyAfterMs
@@ -50,6 +60,9 @@ extension SandboxTwilio {
             case replyAfterMs = "reply_after_ms"
             case hangupAfterSeconds = "hangup_after_seconds"
             case interruptAfterMs = "interrupt_after_ms"
+            case beep
+            case pressKey = "press_key"
+            case pressKeyAfterMs = "press_key_after_ms"
         }
     }
 
@@ -107,6 +120,8 @@ public struct SandboxMediaStreamEvent: Sendable, Codable, Equatable {
         case calleeLineStarted = "callee_line_started"
         /// The callee finished a line.
         case calleeLineEnded = "callee_line_ended"
+        /// The callee pressed a key (`detail`: the key).
+        case keyPressed = "key_pressed"
         /// A mark was echoed (`detail` is its name).
         case markEchoed = "mark_echoed"
         /// A `clear` arrived (`audioMs` is the queued audio it dropped).
@@ -299,6 +314,8 @@ final class MediaStreamSession: Sendable {
         let firstLineAfterMs: Int?
         let replyAfterMs: Int
         let interruptAfterMs: Int?
+        /// The key pressed, and when (ms after the AI's audio first played).
+        var pressKey: (digit: String, afterMs: Int)? = nil
     }
 
     /// A gap in the AI's audio at least this long starts a new AI turn.
@@ -379,6 +396,9 @@ final class MediaStreamSession: Sendable {
         var aiTurnInterrupted = false
         var calleeSpokeSinceAI = true
         var noise = 0
+        /// When the AI's audio first played (ms of stream time), and whether the scripted key was pressed.
+        var firstAIAudioMs: Int?
+        var keyPressed = false
 
         // Counters and the timeline.
         var framesSent = 0
@@ -667,6 +687,13 @@ final class MediaStreamSession: Sendable {
         // 20 ms of the application's audio plays; marks it reaches are echoed.
         if index >= state.playbackFrom { play(&state, now: now, frames: &frames) }
         updateTalking(&state, t: t, now: now)
+        if state.talking, state.firstAIAudioMs == nil { state.firstAIAudioMs = t }
+        // The scripted key press: Twilio sends a `dtmf` event for it.
+        if let press = script.pressKey, !state.keyPressed, let first = state.firstAIAudioMs, t - first >= press.afterMs {
+            state.keyPressed = true
+            state.log(.keyPressed, at: now, detail: press.digit, whileAITalking: state.talking)
+            frames.append(MediaStreamWire.dtmf(sequenceNumber: state.nextSequence(), streamSID: streamSID, digit: press.digit))
+        }
         if options.recordsCalls { record(payload, state: &state) }
     }
 

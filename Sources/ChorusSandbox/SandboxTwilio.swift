@@ -34,6 +34,12 @@ public final class SandboxTwilio: Sendable {
         case busy
         /// The call cannot be connected (e.g. an unreachable number).
         case fail = "failed"
+        /// An answering machine picks up after the ring delay: its greeting (the script's first line, or a default),
+        /// a beep (unless the script's `beep` is `false`), then it records silence until `hangup_after_seconds`
+        /// (default: 20 s after the greeting).
+        case voicemail
+        /// A fax machine picks up and sends its calling tone until `hangup_after_seconds` (default 30 s).
+        case fax
     }
 
     /// The pace of simulated calls.
@@ -267,8 +273,10 @@ public final class SandboxTwilio: Sendable {
     ///
     /// `PUT /callees/:number` takes JSON with every member optional: `behavior` (`answer|no-answer|busy|failed`),
     /// `talk_seconds`, `callbacks` (`false` drops status callbacks) and the ``CalleeScript``: `lines`,
-    /// `first_line_after_ms`, `reply_after_ms`, `hangup_after_seconds`, `interrupt_after_ms`. `GET /calls` lists
-    /// ``SandboxCallRecord``s, with their Media Stream counters.
+    /// `first_line_after_ms`, `reply_after_ms`, `hangup_after_seconds`, `interrupt_after_ms`, `press_key` and
+    /// `press_key_after_ms` (a key pressed that long after the AI's audio first played). `GET /calls` lists
+    /// ``SandboxCallRecord``s, with their Media Stream counters; `GET /calls/{call_sid}/media-stream` one stream's
+    /// ``SandboxMediaStreamStats`` and event timeline.
     public func register(on routes: any RoutesBuilder) {
         let calls = routes.grouped("2010-04-01", "Accounts", ":accountSid")
         calls.post("Calls.json") { request async -> Response in
@@ -291,6 +299,12 @@ public final class SandboxTwilio: Sendable {
         }
         routes.get("calls") { _ async -> Response in
             SandboxJSON.response(CallList(calls: self.calls()))
+        }
+        routes.get("calls", ":call_sid", "media-stream") { request async -> Response in
+            guard let sid = request.parameters.get("call_sid"), let stats = self.mediaStream(sid: sid) else {
+                return SandboxJSON.detail("No call with a media stream has this sid.", status: .notFound)
+            }
+            return SandboxJSON.response(stats)
         }
         routes.get("calls", ":call_sid", "recording.wav") { request async -> Response in
             guard let sid = request.parameters.get("call_sid"), let recording = self.recording(sid: sid) else {
@@ -352,6 +366,14 @@ public final class SandboxTwilio: Sendable {
         for (name, raw) in form where name == "StatusCallbackEvent" {
             events.formUnion(raw.split(separator: " ").map { String($0).lowercased() })
         }
+        let detection: MachineDetection?
+        switch MachineDetection.parse(value) {
+        case .success(let parsed): detection = parsed
+        case .failure(let error): return Self.twilioError(.badRequest, code: 21210, message: error.message)
+        }
+        if let callback = detection?.callback, !Self.isHTTPURL(callback) {
+            return Self.twilioError(.badRequest, code: 21609, message: "AsyncAmdStatusCallback is not a valid URL: \(callback)")
+        }
         let timeLimit = value("TimeLimit").flatMap(Int.init).map { min(max(1, $0), 86_400) } ?? 14_400
         let ringTimeout = value("Timeout").flatMap(Int.init).map { min(max(1, $0), 600) } ?? 60
 
@@ -368,6 +390,7 @@ public final class SandboxTwilio: Sendable {
                 dateCreated: now, outbox: continuation
             )
             call.twimlMethod = twimlMethod
+            call.machineDetection = detection
             call.script = callee?.script ?? CalleeScript()
             state.calls[sid] = call
             state.order.append(sid)
@@ -462,9 +485,9 @@ public final class SandboxTwilio: Sendable {
             settings = try JSONDecoder().decode(CalleeSettingsBody.self, from: Data((request.body.string ?? "").utf8))
         } catch {
             return SandboxJSON.detail(
-                "Body must be {\"behavior\": \"answer|no-answer|busy|failed\", \"talk_seconds\": n, \"callbacks\": bool, "
+                "Body must be {\"behavior\": \"answer|no-answer|busy|failed|voicemail|fax\", \"talk_seconds\": n, \"callbacks\": bool, "
                     + "\"lines\": [text], \"first_line_after_ms\": n, \"reply_after_ms\": n, \"hangup_after_seconds\": n, "
-                    + "\"interrupt_after_ms\": n} (every member optional).",
+                    + "\"interrupt_after_ms\": n, \"beep\": bool, \"press_key\": \"9\", \"press_key_after_ms\": n} (every member optional).",
                 status: .badRequest)
         }
         // At most a day: the values become durations and deadlines (`hangup_after_seconds: 1e300` trapped converting).
@@ -474,6 +497,7 @@ public final class SandboxTwilio: Sendable {
             ("reply_after_ms", settings.replyAfterMs.map(Double.init), 86_400_000),
             ("hangup_after_seconds", settings.hangupAfterSeconds, 86_400),
             ("interrupt_after_ms", settings.interruptAfterMs.map(Double.init), 86_400_000),
+            ("press_key_after_ms", settings.pressKeyAfterMs.map(Double.init), 86_400_000),
         ]
         for (name, number, limit) in numbers {
             guard let number else { continue }
@@ -481,10 +505,14 @@ public final class SandboxTwilio: Sendable {
                 return SandboxJSON.detail("\(name) must be between 0 and \(Int(limit)).", status: .badRequest)
             }
         }
+        if let key = settings.pressKey, key.count != 1 || !"0123456789*#".contains(key) {
+            return SandboxJSON.detail("press_key must be one of 0-9, * and #.", status: .badRequest)
+        }
         let behavior = settings.behavior ?? defaultBehavior
         let script = CalleeScript(
             lines: settings.lines, firstLineAfterMs: settings.firstLineAfterMs, replyAfterMs: settings.replyAfterMs,
-            hangupAfterSeconds: settings.hangupAfterSeconds, interruptAfterMs: settings.interruptAfterMs
+            hangupAfterSeconds: settings.hangupAfterSeconds, interruptAfterMs: settings.interruptAfterMs, beep: settings.beep,
+            pressKey: settings.pressKey, pressKeyAfterMs: settings.pressKeyAfterMs
         )
         let callbacks = settings.callbacks ?? true
         setBehavior(behavior, for: number, talkSeconds: settings.talkSeconds, sendsCallbacks: callbacks, script: script)
@@ -501,10 +529,10 @@ public final class SandboxTwilio: Sendable {
         }
         let ring = Self.seconds(timing.ringDelay)
         switch behavior {
-        case .answer where ring < Double(ringTimeout):
+        case .answer where ring < Double(ringTimeout), .voicemail where ring < Double(ringTimeout), .fax where ring < Double(ringTimeout):
             guard await sleep(simulated: ring), advance(sid, callStatus: "in-progress", event: "answered") else { return }
             await runAnsweredCall(sid: sid, talkSeconds: talkSeconds)
-        case .answer, .noAnswer:
+        case .answer, .noAnswer, .voicemail, .fax:
             guard await sleep(simulated: Double(ringTimeout)) else { return }
             _ = advance(sid, callStatus: "no-answer", event: "completed", duration: 0)
         case .busy:
@@ -741,6 +769,10 @@ extension SandboxTwilio {
         var stream: MediaStreamSession?
         var endedBy: String?
         var twimlError: String?
+        /// The answering-machine detection the call asked for, what it reported, and the receiver's HTTP status.
+        var machineDetection: MachineDetection?
+        var answeredBy: String?
+        var machineDetectionStatus: Int?
         /// The call's task has returned (its stream, if any, is closed).
         var finished = false
 
@@ -821,14 +853,15 @@ extension SandboxTwilio {
                 endedBy: endedBy, twimlError: twimlError, streamSid: media?.streamSid, streamURL: media?.streamURL,
                 customParameters: media?.customParameters, framesSent: media?.framesSent, mediaFramesSent: media?.mediaFramesSent,
                 mediaFramesReceived: media?.mediaFramesReceived, marksReceived: media?.marksReceived,
-                marksEchoed: media?.marksEchoed, clearsReceived: media?.clearsReceived, aiAudioPlayedMs: media?.aiAudioPlayedMs
+                marksEchoed: media?.marksEchoed, clearsReceived: media?.clearsReceived, aiAudioPlayedMs: media?.aiAudioPlayedMs,
+                answeredBy: answeredBy, machineDetectionHTTPStatus: machineDetectionStatus
             )
         }
 
         var resource: CallResource {
             CallResource(
                 sid: sid, accountSID: accountSID, to: to, from: from, status: status, dateCreated: dateCreated,
-                dateUpdated: dateUpdated, startTime: startTime, endTime: endTime, duration: duration
+                dateUpdated: dateUpdated, startTime: startTime, endTime: endTime, duration: duration, answeredBy: answeredBy
             )
         }
     }
@@ -931,6 +964,10 @@ public struct SandboxCallRecord: Sendable, Codable, Equatable {
     public let clearsReceived: Int?
     /// Milliseconds of the application's audio actually played.
     public let aiAudioPlayedMs: Int?
+    /// What answering-machine detection reported (`human`, `machine_end_beep`, `fax`, …), when the call asked for it.
+    public var answeredBy: String? = nil
+    /// The HTTP status the application answered to the detection callback.
+    public var machineDetectionHTTPStatus: Int? = nil
 
     enum CodingKeys: String, CodingKey {
         case sid
@@ -958,6 +995,8 @@ public struct SandboxCallRecord: Sendable, Codable, Equatable {
         case marksEchoed = "marks_echoed"
         case clearsReceived = "clears_received"
         case aiAudioPlayedMs = "ai_audio_played_ms"
+        case answeredBy = "answered_by"
+        case machineDetectionHTTPStatus = "machine_detection_http_status"
     }
 }
 
@@ -981,6 +1020,9 @@ struct CalleeSettingsBody: Decodable {
     let replyAfterMs: Int?
     let hangupAfterSeconds: Double?
     let interruptAfterMs: Int?
+    let beep: Bool?
+    let pressKey: String?
+    let pressKeyAfterMs: Int?
 
     enum CodingKeys: String, CodingKey {
         case behavior
@@ -991,6 +1033,9 @@ struct CalleeSettingsBody: Decodable {
         case replyAfterMs = "reply_after_ms"
         case hangupAfterSeconds = "hangup_after_seconds"
         case interruptAfterMs = "interrupt_after_ms"
+        case beep
+        case pressKey = "press_key"
+        case pressKeyAfterMs = "press_key_after_ms"
     }
 }
 
@@ -1011,6 +1056,9 @@ struct CalleeSettings: Encodable {
         case replyAfterMs = "reply_after_ms"
         case hangupAfterSeconds = "hangup_after_seconds"
         case interruptAfterMs = "interrupt_after_ms"
+        case beep
+        case pressKey = "press_key"
+        case pressKeyAfterMs = "press_key_after_ms"
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -1024,6 +1072,9 @@ struct CalleeSettings: Encodable {
         try container.encode(script.replyAfterMs, forKey: .replyAfterMs)
         try container.encode(script.hangupAfterSeconds, forKey: .hangupAfterSeconds)
         try container.encode(script.interruptAfterMs, forKey: .interruptAfterMs)
+        try container.encode(script.beep, forKey: .beep)
+        try container.encode(script.pressKey, forKey: .pressKey)
+        try container.encode(script.pressKeyAfterMs, forKey: .pressKeyAfterMs)
     }
 }
 
@@ -1054,6 +1105,7 @@ struct CallResource: Encodable {
     let startTime: Date?
     let endTime: Date?
     let duration: Int?
+    var answeredBy: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case sid
@@ -1105,7 +1157,7 @@ struct CallResource: Encodable {
         try container.encode(none, forKey: .price)
         try container.encode("USD", forKey: .priceUnit)
         try container.encode("outbound-api", forKey: .direction)
-        try container.encode(none, forKey: .answeredBy)
+        try container.encode(answeredBy, forKey: .answeredBy)
         try container.encode("2010-04-01", forKey: .apiVersion)
         try container.encode(none, forKey: .forwardedFrom)
         try container.encode(none, forKey: .groupSID)

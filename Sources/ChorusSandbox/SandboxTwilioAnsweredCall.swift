@@ -18,6 +18,8 @@ extension SandboxTwilio {
         let timeLimit: Int
         let script: CalleeScript
         let answeredAt: ContinuousClock.Instant
+        let behavior: CalleeBehavior
+        let machineDetection: MachineDetection?
     }
 
     /// Runs an answered call: fetches its TwiML, then plays a `<Connect><Stream>` or, for any other TwiML, the
@@ -27,7 +29,7 @@ extension SandboxTwilio {
             guard let call = state.calls[sid], !call.isEnded else { return nil }
             return AnsweredCall(
                 sid: sid, to: call.to, from: call.from, url: call.url, method: call.twimlMethod, timeLimit: call.timeLimit,
-                script: call.script, answeredAt: call.answeredAt ?? .now
+                script: call.script, answeredAt: call.answeredAt ?? .now, behavior: call.behavior, machineDetection: call.machineDetection
             )
         }
         guard let answered else { return }
@@ -114,14 +116,35 @@ extension SandboxTwilio {
     private func runStream(_ call: AnsweredCall, stream: SandboxTwiML.Stream, talkSeconds: Double) async {
         let options = mediaStreams
         let directory = calleeLines.withLockedValue { $0 }
-        let lines = (call.script.lines ?? CalleeScript.defaultLines).map { text in
-            let line = MediaStreamSession.Line(text: text, frames: CalleeAudio.frames(text, voice: 1, synthesizer: options.usesSpeechSynthesizer))
-            directory?.register(text, frames: line.frames)
-            return line
+        // A machine says one thing as soon as it answers: its greeting (and beep), or its calling tone.
+        var firstLineAfterMs = call.script.firstLineAfterMs
+        var greetingMs = 0
+        var hangupAfterSeconds = call.script.hangupAfterSeconds
+        let lines: [MediaStreamSession.Line]
+        switch call.behavior {
+        case .voicemail:
+            let greeting = call.script.lines?.first ?? CalleeSounds.greeting
+            let speech = CalleeAudio.frames(greeting, voice: 2, synthesizer: options.usesSpeechSynthesizer)
+            directory?.register(greeting, frames: speech)
+            greetingMs = speech.count * MediaStreamSession.frameMs
+            lines = [MediaStreamSession.Line(text: greeting, frames: speech + (call.script.beep ?? true ? CalleeSounds.beepFrames : []))]
+            firstLineAfterMs = firstLineAfterMs ?? 400
+            hangupAfterSeconds = hangupAfterSeconds ?? Double(400 + greetingMs) / 1_000 + 20
+        case .fax:
+            hangupAfterSeconds = hangupAfterSeconds ?? 30
+            lines = [MediaStreamSession.Line(text: "(fax tone)", frames: CalleeSounds.faxFrames(seconds: hangupAfterSeconds ?? 30))]
+            firstLineAfterMs = firstLineAfterMs ?? 200
+        case .answer, .noAnswer, .busy, .fail:
+            lines = (call.script.lines ?? CalleeScript.defaultLines).map { text in
+                let line = MediaStreamSession.Line(text: text, frames: CalleeAudio.frames(text, voice: 1, synthesizer: options.usesSpeechSynthesizer))
+                directory?.register(text, frames: line.frames)
+                return line
+            }
         }
         let script = MediaStreamSession.Script(
-            lines: lines, firstLineAfterMs: call.script.firstLineAfterMs,
-            replyAfterMs: call.script.replyAfterMs ?? CalleeScript.defaultReplyAfterMs, interruptAfterMs: call.script.interruptAfterMs
+            lines: lines, firstLineAfterMs: firstLineAfterMs,
+            replyAfterMs: call.script.replyAfterMs ?? CalleeScript.defaultReplyAfterMs, interruptAfterMs: call.script.interruptAfterMs,
+            pressKey: call.script.pressKey.map { ($0, call.script.pressKeyAfterMs ?? 1_000) }
         )
         let session = MediaStreamSession(
             callSID: call.sid, accountSID: accountSID, streamSID: Self.makeStreamSID(), url: stream.url,
@@ -175,8 +198,27 @@ extension SandboxTwilio {
             )
             return
         }
+        // Answering-machine detection listens from the start of the stream and reports on its own.
+        var detectionTask: Task<Void, Never>?
+        if let detection = call.machineDetection {
+            let callee: DetectedCallee =
+                switch call.behavior {
+                case .voicemail: .voicemail(beep: call.script.beep ?? true)
+                case .fax: .fax
+                default: .person
+                }
+            let firstLineMs = lines.first.map { $0.frames.count * MediaStreamSession.frameMs }
+            let (answeredBy, afterMs) = detection.outcome(
+                callee: callee, firstLineAfterMs: firstLineAfterMs, firstLineMs: firstLineMs, greetingMs: greetingMs)
+            let streamStart = ContinuousClock.now
+            detectionTask = Task { [self] in
+                guard (try? await Task.sleep(until: streamStart + .milliseconds(afterMs), clock: .continuous)) != nil else { return }
+                await reportMachineDetection(sid: call.sid, answeredBy: answeredBy, afterMs: afterMs)
+            }
+        }
+        defer { detectionTask?.cancel() }
         let timeLimitAt = call.answeredAt + .seconds(call.timeLimit)
-        let hangupAfter = call.script.hangupAfterSeconds ?? talkSeconds
+        let hangupAfter = hangupAfterSeconds ?? talkSeconds
         let hangupAt: ContinuousClock.Instant? = call.answeredAt + .milliseconds(Int64(clampingRounded: hangupAfter * 1_000))
         let (reason, endedAt) = await session.run(timeLimitAt: timeLimitAt, hangupAt: hangupAt)
         // Media is real time, so the call's duration is wall-clock time from answer to end, partial seconds rounded up.

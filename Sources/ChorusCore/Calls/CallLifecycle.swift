@@ -52,6 +52,19 @@ public enum EndedReason: String, Sendable, Codable, CaseIterable {
     case errorOpenAI = "error_openai"
     /// The call's media stream failed (it never connected, or dropped without Twilio's `stop`).
     case errorStream = "error_stream"
+    /// An answering machine answered (Twilio's answering-machine detection) and the call was hung up without a word;
+    /// nothing was charged.
+    case voicemail
+    /// An answering machine answered and the scenario left a short message after the greeting (charged).
+    case voicemailMessage = "voicemail_message"
+    /// A fax machine answered; the call was hung up and nothing was charged.
+    case fax
+    /// The callee asked not to be called again (said so, or pressed the opt-out key): the AI said goodbye, the call
+    /// was hung up and the number joined the do-not-call list. Charged like any answered call.
+    case optedOut = "opted_out"
+
+    /// An ending that gives the call back to the user's allowance: no conversation took place.
+    public var releasesCharge: Bool { self == .voicemail || self == .fax }
 }
 
 /// Rules of the call lifecycle. Pure.

@@ -92,6 +92,12 @@ public struct Call: Sendable, Hashable, Identifiable {
         case errorOpenAI
         /// The audio stream failed during the call (`error_stream`).
         case errorStream
+        /// An answering machine answered; the call hung up without a word and was not charged (`voicemail`).
+        case voicemail
+        /// An answering machine answered and the persona left a message (`voicemail_message`).
+        case voicemailMessage
+        /// A fax machine answered; the call was not charged (`fax`).
+        case fax
         /// A reason this version of the SDK does not know.
         case unknown(String)
 
@@ -108,6 +114,9 @@ public struct Call: Sendable, Hashable, Identifiable {
             case "failed_to_start": self = .failedToStart
             case "error_openai": self = .errorOpenAI
             case "error_stream": self = .errorStream
+            case "voicemail": self = .voicemail
+            case "voicemail_message": self = .voicemailMessage
+            case "fax": self = .fax
             default: self = .unknown(rawValue)
             }
         }
@@ -125,6 +134,9 @@ public struct Call: Sendable, Hashable, Identifiable {
             case .failedToStart: "failed_to_start"
             case .errorOpenAI: "error_openai"
             case .errorStream: "error_stream"
+            case .voicemail: "voicemail"
+            case .voicemailMessage: "voicemail_message"
+            case .fax: "fax"
             case .unknown(let value): value
             }
         }

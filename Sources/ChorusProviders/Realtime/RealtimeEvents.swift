@@ -15,11 +15,20 @@ public struct RealtimeSessionConfiguration: Sendable, Equatable, Encodable {
     public var vadThreshold: Double
     public var prefixPaddingMilliseconds: Int
     public var silenceDurationMilliseconds: Int
+    /// Whether the model answers the end of each callee turn by itself (`create_response`). Off while the call's first
+    /// words wait for answering-machine detection, so a machine's greeting gets no answer; the bridge turns it on
+    /// (``RealtimeClientEvent/enableTurnResponses(_:)``) once they are released.
+    public var respondsToTurns: Bool
+    /// The function tools the model may call (`tools`, with `tool_choice` `auto`): a call's `opt_out`.
+    public var tools: [RealtimeFunctionTool]
 
     public init(
         model: String, instructions: String, voice: String, transcriptionModel: String?, vadThreshold: Double = 0.5,
-        prefixPaddingMilliseconds: Int = 300, silenceDurationMilliseconds: Int = 500
+        prefixPaddingMilliseconds: Int = 300, silenceDurationMilliseconds: Int = 500, respondsToTurns: Bool = true,
+        tools: [RealtimeFunctionTool] = []
     ) {
+        self.tools = tools
+        self.respondsToTurns = respondsToTurns
         self.model = model
         self.instructions = instructions
         self.voice = voice
@@ -35,6 +44,8 @@ public struct RealtimeSessionConfiguration: Sendable, Equatable, Encodable {
         case outputModalities = "output_modalities"
         case instructions
         case audio
+        case tools
+        case toolChoice = "tool_choice"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -48,13 +59,23 @@ public struct RealtimeSessionConfiguration: Sendable, Equatable, Encodable {
             Audio(
                 input: Input(
                     format: format, transcription: transcriptionModel.map(Transcription.init(model:)),
-                    turnDetection: TurnDetection(
-                        type: "server_vad", threshold: vadThreshold, prefixPaddingMs: prefixPaddingMilliseconds,
-                        silenceDurationMs: silenceDurationMilliseconds, createResponse: true, interruptResponse: true)
+                    turnDetection: turnDetection(respondsToTurns: respondsToTurns)
                 ),
                 output: Output(format: format, voice: voice)
             ),
             forKey: .audio)
+        if !tools.isEmpty {
+            try container.encode(tools, forKey: .tools)
+            try container.encode("auto", forKey: .toolChoice)
+        }
+    }
+
+    /// Server VAD; while the model does not answer turns by itself (first words held, the disclosure playing, a
+    /// message on a machine, a goodbye) the callee's speech does not interrupt the response either.
+    func turnDetection(respondsToTurns: Bool) -> TurnDetection {
+        TurnDetection(
+            type: "server_vad", threshold: vadThreshold, prefixPaddingMs: prefixPaddingMilliseconds,
+            silenceDurationMs: silenceDurationMilliseconds, createResponse: respondsToTurns, interruptResponse: respondsToTurns)
     }
 
     struct Audio: Encodable {
@@ -131,6 +152,48 @@ public struct RealtimeSessionConfiguration: Sendable, Equatable, Encodable {
     }
 }
 
+/// A function the model may call (the spec's `RealtimeFunctionTool`), without parameters.
+public struct RealtimeFunctionTool: Sendable, Equatable, Encodable {
+    public var name: String
+    public var description: String
+
+    public init(name: String, description: String) {
+        self.name = name
+        self.description = description
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type
+        case name
+        case description
+        case parameters
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode("function", forKey: .type)
+        try container.encode(name, forKey: .name)
+        try container.encode(description, forKey: .description)
+        try container.encode(NoParameters(), forKey: .parameters)
+    }
+
+    /// `{"type": "object", "properties": {}, "additionalProperties": false}`.
+    struct NoParameters: Encodable {
+        enum CodingKeys: String, CodingKey {
+            case type
+            case properties
+            case additionalProperties
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode("object", forKey: .type)
+            try container.encode([String: String](), forKey: .properties)
+            try container.encode(false, forKey: .additionalProperties)
+        }
+    }
+}
+
 /// The client events the bridge sends (members of the spec's `RealtimeClientEvent`).
 public enum RealtimeClientEvent {
     /// `session.update` with the call's session.
@@ -140,6 +203,112 @@ public enum RealtimeClientEvent {
 
     /// `response.create`: the model speaks (the first greeting; later turns start by themselves through server VAD).
     public static func responseCreate() -> String { #"{"type":"response.create"}"# }
+
+    /// `response.create` with instructions for this response only (the session's stay in force otherwise).
+    public static func responseCreate(instructions: String) -> String {
+        encode(ResponseCreate(type: "response.create", response: .init(instructions: instructions)))
+    }
+
+    /// `response.cancel`: stops the response in progress.
+    public static func responseCancel() -> String { #"{"type":"response.cancel"}"# }
+
+    /// `session.update` that turns on the model's own answers to the callee's turns (turn detection's
+    /// `create_response`), everything else of `session` unchanged.
+    public static func enableTurnResponses(_ session: RealtimeSessionConfiguration) -> String {
+        encode(
+            TurnDetectionUpdate(
+                type: "session.update",
+                session: .init(type: "realtime", audio: .init(input: .init(turnDetection: session.turnDetection(respondsToTurns: true))))))
+    }
+
+    struct ResponseCreate: Encodable {
+        let type: String
+        let response: Parameters
+
+        struct Parameters: Encodable {
+            let instructions: String
+
+            enum CodingKeys: String, CodingKey {
+                case instructions
+            }
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case type
+            case response
+        }
+    }
+
+    struct TurnDetectionUpdate: Encodable {
+        let type: String
+        let session: Session
+
+        struct Session: Encodable {
+            let type: String
+            let audio: Audio
+
+            enum CodingKeys: String, CodingKey {
+                case type
+                case audio
+            }
+        }
+
+        struct Audio: Encodable {
+            let input: Input
+
+            enum CodingKeys: String, CodingKey {
+                case input
+            }
+        }
+
+        struct Input: Encodable {
+            let turnDetection: RealtimeSessionConfiguration.TurnDetection
+
+            enum CodingKeys: String, CodingKey {
+                case turnDetection = "turn_detection"
+            }
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case type
+            case session
+        }
+    }
+
+    /// `session.update` that turns the model's own answers to the callee's turns off again (after an opt-out).
+    public static func disableTurnResponses(_ session: RealtimeSessionConfiguration) -> String {
+        encode(
+            TurnDetectionUpdate(
+                type: "session.update",
+                session: .init(type: "realtime", audio: .init(input: .init(turnDetection: session.turnDetection(respondsToTurns: false))))))
+    }
+
+    /// `conversation.item.create` of a `function_call_output` item: what the function `callID` returned.
+    public static func functionCallOutput(callID: String, output: String) -> String {
+        encode(ItemCreate(type: "conversation.item.create", item: .init(type: "function_call_output", callID: callID, output: output)))
+    }
+
+    struct ItemCreate: Encodable {
+        let type: String
+        let item: Item
+
+        struct Item: Encodable {
+            let type: String
+            let callID: String
+            let output: String
+
+            enum CodingKeys: String, CodingKey {
+                case type
+                case callID = "call_id"
+                case output
+            }
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case type
+            case item
+        }
+    }
 
     /// `conversation.item.truncate`: the callee heard `audioEndMs` of the item's audio.
     public static func truncate(itemID: String, audioEndMs: Int) -> String {
@@ -203,6 +372,10 @@ public enum RealtimeServerEvent: Sendable, Equatable {
     case assistantTranscript(itemID: String?, text: String)
     /// `response.done` with the response's status (`completed`, `cancelled`, `failed`, `incomplete`).
     case responseDone(status: String?)
+    /// `response.created`: a response started.
+    case responseCreated
+    /// `response.function_call_arguments.done`: the model called the function `name` (arguments as JSON text).
+    case functionCall(callID: String, name: String, arguments: String)
     /// `error`.
     case error(RealtimeErrorDetail)
     case other(type: String)
@@ -239,6 +412,10 @@ public enum RealtimeServerEvent: Sendable, Equatable {
             case "response.done":
                 let event = try? JSONDecoder().decode(ResponseDone.self, from: Data(bytes))
                 decoded = .responseDone(status: event?.response.status)
+            case "response.function_call_arguments.done":
+                // A call without its id or name cannot be answered: it is ignored like an unknown event.
+                guard let event = try? JSONDecoder().decode(FunctionCallDone.self, from: Data(bytes)) else { return (type, itemID, delta, .other(type: type)) }
+                decoded = .functionCall(callID: event.callID, name: event.name, arguments: event.arguments ?? "")
             case "error":
                 let event = try? JSONDecoder().decode(ErrorEvent.self, from: Data(bytes))
                 decoded = .error(event?.error ?? RealtimeErrorDetail(type: "unknown", code: nil, message: "Unreadable error event"))
@@ -259,6 +436,7 @@ public enum RealtimeServerEvent: Sendable, Equatable {
         case "input_audio_buffer.speech_stopped": return .speechStopped
         case "session.created": return .sessionCreated
         case "session.updated": return .sessionUpdated
+        case "response.created": return .responseCreated
         default: return .other(type: scanned.type)
         }
     }
@@ -268,6 +446,18 @@ public enum RealtimeServerEvent: Sendable, Equatable {
 
         enum CodingKeys: String, CodingKey {
             case transcript
+        }
+    }
+
+    struct FunctionCallDone: Decodable {
+        let callID: String
+        let name: String
+        let arguments: String?
+
+        enum CodingKeys: String, CodingKey {
+            case callID = "call_id"
+            case name
+            case arguments
         }
     }
 

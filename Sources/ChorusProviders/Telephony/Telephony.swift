@@ -16,6 +16,9 @@ public struct OutboundCallRequest: Sendable, Equatable {
     public var timeLimitSeconds: Int
     /// How long the phone may ring before the call is given up as unanswered, in seconds.
     public var ringTimeoutSeconds: Int
+    /// Where the provider reports who answered (a person, an answering machine once its greeting is over, a fax),
+    /// in the background while the call goes on; `nil` places the call without answering-machine detection.
+    public var machineDetectionCallbackURL: URL?
 
     /// Creates a request from all its fields.
     public init(
@@ -25,8 +28,10 @@ public struct OutboundCallRequest: Sendable, Equatable {
         statusCallbackURL: URL,
         statusCallbackEvents: [String] = ["initiated", "ringing", "answered", "completed"],
         timeLimitSeconds: Int,
-        ringTimeoutSeconds: Int = 30
+        ringTimeoutSeconds: Int = 30,
+        machineDetectionCallbackURL: URL? = nil
     ) {
+        self.machineDetectionCallbackURL = machineDetectionCallbackURL
         self.to = to
         self.from = from
         self.twimlURL = twimlURL

@@ -61,6 +61,15 @@ public struct TwilioRESTClient: Telephony {
         }
         form.append(("TimeLimit", String(request.timeLimitSeconds)))
         form.append(("Timeout", String(request.ringTimeoutSeconds)))
+        if let amdCallback = request.machineDetectionCallbackURL {
+            // Asynchronous answering-machine detection: the call connects at once (the TwiML is fetched on answer) and
+            // `AnsweredBy` arrives on its own callback, after a machine's greeting has ended (`DetectMessageEnd`).
+            form.append(("MachineDetection", "DetectMessageEnd"))
+            form.append(("MachineDetectionTimeout", String(Self.machineDetectionTimeoutSeconds)))
+            form.append(("AsyncAmd", "true"))
+            form.append(("AsyncAmdStatusCallback", amdCallback.absoluteString))
+            form.append(("AsyncAmdStatusCallbackMethod", "POST"))
+        }
 
         var metadata: Logger.Metadata = [
             "to": "\(PhoneNumberMask.mask(request.to))",
@@ -124,6 +133,9 @@ public struct TwilioRESTClient: Telephony {
         }
         return ProviderCallStatus(status: resource.status, durationSeconds: resource.duration.flatMap { Int($0) })
     }
+
+    /// How long Twilio listens for a machine's greeting to end before it answers `unknown` (Twilio's default).
+    public static let machineDetectionTimeoutSeconds = 30
 
     /// Twilio's error code for updating a call that is no longer in progress.
     static let callNotInProgressCode = 21220

@@ -58,7 +58,7 @@ extension ChorusStore {
     /// later. The transcript is purged after `retention`.
     func recordBridgeOutcome(callID: Int, outcome: BridgeOutcome, retention: TimeInterval, now: Date) async throws {
         try await writeTransaction { tx in
-            try await tx.sql.raw(
+            let applied = try await tx.sql.raw(
                 """
                 UPDATE calls SET bridge_reason = \(bind: outcome.reason.rawValue),
                   ended_reason = CASE WHEN status = 'completed' THEN \(bind: outcome.reason.rawValue) ELSE ended_reason END,
@@ -68,8 +68,22 @@ extension ChorusStore {
                   turns = \(bind: Int64(outcome.turns)), barge_ins = \(bind: Int64(outcome.bargeIns)),
                   updated_at = \(bind: now.epochMillis)
                 WHERE id = \(bind: Int64(callID)) AND bridge_reason IS NULL
+                RETURNING id
                 """
-            ).run()
+            ).first() != nil
+            // A machine or fax answered: no conversation, so the call goes back to the allowance — once, with the same
+            // compare-and-set as an unanswered call's refund.
+            if applied, outcome.reason.releasesCharge,
+                let row = try await tx.sql.raw(
+                    """
+                    UPDATE calls SET charge_state = \(bind: ChargeState.refunded.rawValue)
+                    WHERE id = \(bind: Int64(callID)) AND charge_state = \(bind: ChargeState.charged.rawValue)
+                    RETURNING user_id, bucket_key
+                    """
+                ).first(), let key = try row.optionalString("bucket_key")
+            {
+                try await tx.returnCall(toBucket: key, userID: try row.string("user_id"))
+            }
             for (position, line) in outcome.transcript.enumerated() {
                 try await tx.sql.raw(
                     """

@@ -11,6 +11,51 @@ struct TwilioWebhookController: RouteCollection {
 
     func boot(routes: any RoutesBuilder) throws {
         routes.post("call-end-webhook", use: statusCallback)
+        routes.post("twilio", "machine-detection", use: machineDetection)
+    }
+
+    /// Where Twilio reports answering-machine detection (`AsyncAmdStatusCallback`, with `?call_id=N`).
+    static let machineDetectionPath = "/twilio/machine-detection"
+
+    /// Twilio's asynchronous answering-machine detection: `AnsweredBy` is `human`, `unknown`, `fax` or
+    /// `machine_end_beep|silence|other`. The call's bridge on this instance applies it (releases the AI's first words,
+    /// hangs up on a machine or leaves the scenario's message). When the stream is bridged elsewhere, a machine or fax
+    /// is hung up on from here and the call settled as `voicemail`/`fax`, without a charge. Answers 204.
+    @Sendable
+    func machineDetection(_ req: Request) async throws -> Response {
+        let form = try verifiedForm(req)
+        guard let sid = form["CallSid"], !sid.isEmpty else { throw APIError.invalid("CallSid", "Field required") }
+        guard let text = form["AnsweredBy"], !text.isEmpty else { throw APIError.invalid("AnsweredBy", "Field required") }
+        // A value Twilio adds later is treated as undecided: the call goes on.
+        let answeredBy = AnsweredBy(rawValue: text) ?? .unknown
+        let store = req.store
+        guard let callID = try req.query.get(Int?.self, at: "call_id"), let call = try await store.call(id: callID),
+            call.callSid == nil || call.callSid == sid
+        else { throw APIError.notFound("Unknown call") }
+        let handled = services.bridges.machineDetected(callID: call.id, answeredBy: answeredBy)
+        var settled = false
+        if !handled, !call.status.isTerminal, answeredBy == .fax || answeredBy.isMachineEnd {
+            let reason: EndedReason = answeredBy == .fax ? .fax : .voicemail
+            try await store.recordBridgeOutcome(
+                callID: call.id,
+                outcome: BridgeOutcome(
+                    reason: reason, firstAudioMilliseconds: nil, turnLatencyP50Milliseconds: nil, turnLatencyP90Milliseconds: nil,
+                    turns: 0, bargeIns: 0, transcript: []),
+                retention: TimeInterval(services.configuration.callBridge.transcriptRetentionDays * 86_400), now: services.now())
+            do {
+                try await services.telephony.hangUp(callSid: sid)
+            } catch {
+                req.logger.warning("could not hang up on a machine", metadata: ["call_sid": .string(sid)])
+            }
+            settled = true
+        }
+        req.logger.info(
+            "answering-machine detection",
+            metadata: [
+                "call_sid": .string(sid), "answered_by": .string(answeredBy.rawValue), "bridged_here": .stringConvertible(handled),
+                "hung_up_here": .stringConvertible(settled),
+            ])
+        return Response(status: .noContent)
     }
 
     /// Twilio's status callback: records progress, the final status and duration; refunds unanswered calls.

@@ -19,6 +19,8 @@ final class CallBridgeRegistry: Sendable {
     private struct State {
         var prepared: [Int: Prepared] = [:]
         var bridges: [ObjectIdentifier: MediaStreamBridge] = [:]
+        /// Bridges whose stream was accepted, by call id (where answering-machine detection reports go).
+        var byCall: [Int: MediaStreamBridge] = [:]
         /// Calls that ended recently: a session prepared after its call's final callback (a fast busy) is not opened.
         var ended: [Int: ContinuousClock.Instant] = [:]
         var shutDown = false
@@ -112,7 +114,24 @@ final class CallBridgeRegistry: Sendable {
     }
 
     func unregister(_ bridge: MediaStreamBridge) {
-        _ = state.withLockedValue { $0.bridges.removeValue(forKey: ObjectIdentifier(bridge)) }
+        state.withLockedValue { state in
+            state.bridges.removeValue(forKey: ObjectIdentifier(bridge))
+            if let id = state.byCall.first(where: { $0.value === bridge })?.key { state.byCall[id] = nil }
+        }
+    }
+
+    /// Notes that `bridge` carries the call `callID` (its stream was accepted).
+    func attach(_ bridge: MediaStreamBridge, callID: Int) {
+        state.withLockedValue { state in
+            guard state.bridges[ObjectIdentifier(bridge)] != nil else { return }
+            state.byCall[callID] = bridge
+        }
+    }
+
+    /// Hands a detection report to the call's bridge on this instance; `false` when it is not here.
+    func machineDetected(callID: Int, answeredBy: AnsweredBy) -> Bool {
+        guard let bridge = state.withLockedValue({ $0.byCall[callID] }) else { return false }
+        return bridge.machineDetected(answeredBy)
     }
 
     /// Ends every bridge and closes every prepared session (server shutdown).
@@ -122,6 +141,7 @@ final class CallBridgeRegistry: Sendable {
             defer {
                 state.prepared = [:]
                 state.bridges = [:]
+                state.byCall = [:]
             }
             return (Array(state.prepared.values), Array(state.bridges.values))
         }

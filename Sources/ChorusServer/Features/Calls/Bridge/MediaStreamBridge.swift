@@ -38,11 +38,16 @@ final class MediaStreamBridge: @unchecked Sendable {
     private var buffered: [ByteBuffer] = []
     private var figures = BridgeFigures()
     private var durationTimer: Scheduled<Void>?
+    /// Fires at the machine's ``MediaStreamBridgeMachine/nextDeadline`` (held first words, a message on a machine).
+    private var gateTimer: Scheduled<Void>?
     private var startTimer: Scheduled<Void>?
     private var finished = false
     /// Why the stream ended before it was accepted (the callee hung up, the socket closed) — recorded once the
     /// call's token has been claimed.
     private var earlyEnd: EndedReason?
+    /// The call's language and disclosure (issue 17), known once the stream is accepted.
+    private var language: CallLanguage = .english
+    private var disclosureText: String?
 
     init(twilio: MediaWebSocket, services: ChorusServices, store: ChorusStore, logger: Logger) {
         self.twilio = twilio
@@ -97,7 +102,8 @@ final class MediaStreamBridge: @unchecked Sendable {
                 figures.relayToRealtime.record(microseconds: Self.microseconds(since: received))
             }
         case .mark(let name):
-            lock.withLock { machine?.markAcknowledged(name, at: Self.now()) }
+            let actions = lock.withLock { machine?.markAcknowledged(name, at: Self.now()) ?? [] }
+            if !actions.isEmpty { perform(actions) }
         case .start(let start):
             started(start)
         case .stop:
@@ -112,7 +118,13 @@ final class MediaStreamBridge: @unchecked Sendable {
                 lock.withLock { earlyEnd = earlyEnd ?? .calleeHangup }
                 finish(reason: nil)
             }
-        case .connected, .dtmf, .other:
+        case .dtmf(let digit):
+            let actions = lock.withLock { machine?.keyPressed(digit, at: Self.now()) ?? [] }
+            guard !actions.isEmpty else { return }
+            logger.info("callee pressed the opt-out key")
+            perform(actions)
+            rescheduleGateTimer()
+        case .connected, .other:
             break
         }
     }
@@ -143,6 +155,8 @@ final class MediaStreamBridge: @unchecked Sendable {
     }
 
     private func accept(_ call: CallRecord, start: TwilioStreamStart, startedAt: UInt64) async {
+        let voicemail = await voicemailPolicy(call)
+        let (language, disclosure) = await disclosure(call)
         var logger = logger
         logger[metadataKey: "call_id"] = .stringConvertible(call.id)
         logger[metadataKey: "call_sid"] = .string(call.callSid ?? start.callSid)
@@ -154,7 +168,11 @@ final class MediaStreamBridge: @unchecked Sendable {
             guard !finished else { return .endedEarly(earlyEnd ?? .errorStream) }
             self.call = call
             self.streamSid = start.streamSid
-            var machine = MediaStreamBridgeMachine(durationLimitSeconds: call.durationLimit)
+            self.language = language
+            self.disclosureText = disclosure
+            var machine = MediaStreamBridgeMachine(
+                durationLimitSeconds: call.durationLimit, gate: services.configuration.callBridge.machineDetection ? .detection : .immediate,
+                voicemail: voicemail, disclosure: disclosure != nil)
             // The TwiML request marked the answer; the stream starts a little later (at most 10 s is believed).
             let sinceAnswer = call.answeredAt.map { Int(services.now().timeIntervalSince($0) * 1000) } ?? 0
             let actions = machine.streamStarted(at: startedAt, answeredMillisecondsAgo: min(max(0, sinceAnswer), 10_000))
@@ -169,8 +187,10 @@ final class MediaStreamBridge: @unchecked Sendable {
             }
             return
         }
+        services.bridges.attach(self, callID: call.id)
         perform(actions)
         scheduleDurationTimer()
+        rescheduleGateTimer()
         startTimer?.cancel()
 
         // The session opened while the phone rang, or a new one (the stream reached another instance, or it failed).
@@ -208,6 +228,55 @@ final class MediaStreamBridge: @unchecked Sendable {
         logger.info("media stream bridged", metadata: ["stream_sid": .string(start.streamSid)])
     }
 
+    /// What a machine gets on this call: the scenario's choice (custom scenarios), hang up otherwise.
+    private func voicemailPolicy(_ call: CallRecord) async -> VoicemailPolicy {
+        guard services.configuration.callBridge.machineDetection, CustomScenarioRecord.rowID(fromPublicID: call.scenario) != nil else {
+            return .hangUp
+        }
+        let placement = CallPlacement(services: services, store: store, logger: logger)
+        return (try? await placement.resolveScenario(call.scenario, userID: call.userID))?.voicemail ?? .hangUp
+    }
+
+    /// The call's language (its scenario's persona) and its disclosure, from the caller's first name (their messaging
+    /// display name, when it is one) — `nil` when the deployment has none (development only).
+    private func disclosure(_ call: CallRecord) async -> (CallLanguage, String?) {
+        let placement = CallPlacement(services: services, store: store, logger: logger)
+        let persona = (try? await placement.resolveScenario(call.scenario, userID: call.userID))?.persona ?? ""
+        let language = CallLanguage.detect(persona)
+        guard let disclosure = services.configuration.callDisclosure else { return (language, nil) }
+        let displayName = (try? await store.explicitDisplayName(userID: call.userID)) ?? nil
+        return (language, disclosure.text(language: language, callerName: CallDisclosure.firstName(from: displayName)))
+    }
+
+    /// Twilio's answering-machine detection reported who answered (its callback reached this instance). `false` when
+    /// this bridge has not accepted its stream yet.
+    func machineDetected(_ answeredBy: AnsweredBy) -> Bool {
+        let actions = lock.withLock { () -> [MediaStreamBridgeMachine.Action]? in
+            guard machine != nil, !finished else { return nil }
+            return machine!.machineDetected(answeredBy, at: Self.now())
+        }
+        guard let actions else { return false }
+        logger.info("answering-machine detection", metadata: ["answered_by": .string(answeredBy.rawValue)])
+        perform(actions)
+        rescheduleGateTimer()
+        return true
+    }
+
+    /// Arms the timer for the machine's next deadline (held first words, a message that plays too long).
+    private func rescheduleGateTimer() {
+        lock.withLock {
+            gateTimer?.cancel()
+            gateTimer = nil
+            guard !finished, let deadline = machine?.nextDeadline else { return }
+            let now = Self.now()
+            let wait = deadline > now ? Int64(clamping: deadline - now) : 0
+            gateTimer = twilio.eventLoop.scheduleTask(in: .milliseconds(wait)) { [self] in
+                perform(lock.withLock { self.machine?.deadlineReached(at: Self.now()) ?? [] })
+                rescheduleGateTimer()
+            }
+        }
+    }
+
     private func scheduleDurationTimer() {
         lock.withLock {
             guard let machine, let startedAt = machine.streamStartedAt, !finished else { return }
@@ -243,13 +312,33 @@ final class MediaStreamBridge: @unchecked Sendable {
                 figures.relayToTwilio.record(microseconds: Self.microseconds(since: received))
             }
         case .speechStarted:
-            let actions = lock.withLock { machine?.calleeStartedSpeaking(at: Self.now()) ?? [] }
+            let (actions, holding) = lock.withLock { (machine?.calleeStartedSpeaking(at: Self.now()) ?? [], machine?.opening == .holding) }
             perform(actions)
             if !actions.isEmpty {
                 lock.withLock { figures.bargeInReaction.record(microseconds: Self.microseconds(since: received)) }
             }
+            if holding { rescheduleGateTimer() }
         case .speechStopped:
-            lock.withLock { machine?.calleeStoppedSpeaking(at: Self.now()) }
+            let holding = lock.withLock { () -> Bool in
+                machine?.calleeStoppedSpeaking(at: Self.now())
+                return machine?.opening == .holding
+            }
+            if holding { rescheduleGateTimer() }
+        case .responseDone:
+            let actions = lock.withLock { machine?.responseDone() ?? [] }
+            if !actions.isEmpty { perform(actions) }
+        case .responseCreated:
+            lock.withLock { machine?.responseCreated() }
+        case .functionCall(let callID, let name, _):
+            guard name == CallOptOut.toolName else {
+                logger.warning("the model called an undeclared function", metadata: ["name": .string(String(name.prefix(64)))])
+                return
+            }
+            let actions = lock.withLock { machine?.optOutToolCalled(callID: callID, at: Self.now()) ?? [] }
+            guard !actions.isEmpty else { return }
+            logger.info("callee opted out by speech")
+            perform(actions)
+            rescheduleGateTimer()
         case .calleeTranscript(let itemID, let text):
             transcribed(.callee, text: text, itemID: itemID)
         case .assistantTranscript(let itemID, let text):
@@ -260,7 +349,7 @@ final class MediaStreamBridge: @unchecked Sendable {
             if !detail.isRecoverable {
                 perform(lock.withLock { machine?.realtimeFailed() ?? [] })
             }
-        case .sessionCreated, .sessionUpdated, .responseDone, .other:
+        case .sessionCreated, .sessionUpdated, .other:
             break
         }
     }
@@ -325,6 +414,45 @@ final class MediaStreamBridge: @unchecked Sendable {
                 lock.withLock { realtime }?.send(RealtimeClientEvent.truncate(itemID: itemID, audioEndMs: audioEndMs))
             case .end(let reason):
                 finish(reason: reason)
+            case .enableTurnResponses:
+                if let realtime = lock.withLock({ realtime }) {
+                    realtime.send(RealtimeClientEvent.enableTurnResponses(realtime.configuration))
+                }
+            case .cancelResponse:
+                lock.withLock { realtime }?.send(RealtimeClientEvent.responseCancel())
+            case .leaveMessage:
+                lock.withLock { realtime }?.send(RealtimeClientEvent.responseCreate(instructions: VoicemailInstructions.leaveMessage))
+            case .speakDisclosure:
+                let (session, text, spoken) = lock.withLock { () -> (RealtimeSession?, String?, CallLanguage) in (realtime, disclosureText, language) }
+                if let text { session?.send(RealtimeClientEvent.responseCreate(instructions: CallDisclosure.speakInstructions(text, language: spoken))) }
+            case .recordOptOut(let source):
+                recordOptOut(source)
+            case .disableTurnResponses:
+                if let realtime = lock.withLock({ realtime }) {
+                    realtime.send(RealtimeClientEvent.disableTurnResponses(realtime.configuration))
+                }
+            case .sayOptOutGoodbye(let functionCallID):
+                let (session, spoken) = lock.withLock { () -> (RealtimeSession?, CallLanguage) in (realtime, language) }
+                if let functionCallID {
+                    session?.send(RealtimeClientEvent.functionCallOutput(callID: functionCallID, output: CallOptOut.toolOutput))
+                }
+                session?.send(RealtimeClientEvent.responseCreate(instructions: CallOptOut.goodbyeInstructions(language: spoken)))
+            }
+        }
+    }
+
+    /// Puts the call's number on the do-not-call list (its keyed hash) at once, so a callee who hangs up during the
+    /// goodbye is not called again.
+    private func recordOptOut(_ source: CallOptOut.Source) {
+        guard let call = lock.withLock({ call }) else { return }
+        let services = services
+        let store = store
+        let logger = logger
+        services.background.track {
+            do {
+                try await store.addOptOut(hash: services.numberHasher.hash(call.phoneNumber), source: source, now: services.now())
+            } catch {
+                logger.error("could not record an opt-out", metadata: ["call_id": .stringConvertible(call.id), "error": .string(String(describing: error))])
             }
         }
     }
@@ -336,6 +464,7 @@ final class MediaStreamBridge: @unchecked Sendable {
             guard !finished else { return nil }
             finished = true
             durationTimer?.cancel()
+            gateTimer?.cancel()
             startTimer?.cancel()
             buffered = []
             defer { realtime = nil }

@@ -19,7 +19,12 @@ final class RealtimeSession: @unchecked Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    private init() {}
+    /// The session it was opened with (`session.update`).
+    let configuration: RealtimeSessionConfiguration
+
+    private init(configuration: RealtimeSessionConfiguration) {
+        self.configuration = configuration
+    }
 
     /// The provider name of realtime exchanges in the provider health.
     static let provider = "openai_realtime"
@@ -29,7 +34,7 @@ final class RealtimeSession: @unchecked Sendable {
         connector: any RealtimeConnector, session: RealtimeSessionConfiguration, on eventLoop: any EventLoop,
         observer: (any ProviderCallObserver)?
     ) async throws -> RealtimeSession {
-        let realtime = RealtimeSession()
+        let realtime = RealtimeSession(configuration: session)
         let started = ContinuousClock.now
         do {
             try await connector.connect(model: session.model, on: eventLoop) { socket in
