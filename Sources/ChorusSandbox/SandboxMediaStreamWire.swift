@@ -52,6 +52,12 @@ enum MediaStreamWire {
             + quoted(name) + "}}"
     }
 
+    /// The `dtmf` frame of a key the callee pressed.
+    static func dtmf(sequenceNumber: Int, streamSID: String, digit: String) -> String {
+        #"{"event":"dtmf","streamSid":""# + streamSID + #"","sequenceNumber":""# + String(sequenceNumber)
+            + #"","dtmf":{"track":"inbound_track","digit":"# + quoted(digit) + "}}"
+    }
+
     /// The `stop` frame, the last one.
     static func stop(sequenceNumber: Int, streamSID: String, accountSID: String, callSID: String) -> String {
         #"{"event":"stop","sequenceNumber":""# + String(sequenceNumber) + #"","streamSid":""# + streamSID

@@ -611,6 +611,8 @@ public struct SandboxRealtimeSessionRecord: Sendable, Codable, Equatable {
     public internal(set) var truncations: [Truncation]
     /// `error` events sent, in order.
     public internal(set) var errors: [ErrorEvent]
+    /// The functions the emulated model called (`function_call` items), by name, in order.
+    public internal(set) var functionCalls: [String] = []
 
     enum CodingKeys: String, CodingKey {
         case id
@@ -632,6 +634,7 @@ public struct SandboxRealtimeSessionRecord: Sendable, Codable, Equatable {
         case responses
         case truncations
         case errors
+        case functionCalls = "function_calls"
     }
 
     /// Whether the socket is still open.

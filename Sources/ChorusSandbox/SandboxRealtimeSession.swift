@@ -62,6 +62,8 @@ struct RealtimeSessionConfiguration {
     private(set) var voice = "alloy"
     private(set) var textOnly = false
     private(set) var instructions = RealtimeSessionConfiguration.defaultInstructions
+    /// The session's function tools (`tools` of type `function`), unless `tool_choice` is `none`.
+    private(set) var functionTools: [RealtimeFunctionToolSpec] = []
 
     /// The GA defaults for a new session.
     init(id: String, model: String, expiresAt: Int) {
@@ -180,6 +182,13 @@ struct RealtimeSessionConfiguration {
         voice = output?["voice"]?.string ?? output?["voice"]?.object?["id"]?.string ?? "alloy"
         textOnly = object["output_modalities"]?.array == ["text"]
         instructions = object["instructions"]?.string ?? ""
+        functionTools =
+            object["tool_choice"]?.string == "none"
+            ? []
+            : (object["tools"]?.array ?? []).compactMap { tool in
+                guard let tool = tool.object, tool["type"]?.string == "function", let name = tool["name"]?.string else { return nil }
+                return RealtimeFunctionToolSpec(name: name, description: tool["description"]?.string ?? "")
+            }
         if let detection = input?["turn_detection"]?.object {
             let semantic = detection["type"]?.string == "semantic_vad"
             let silence: Int
@@ -253,8 +262,23 @@ struct RealtimeSessionConfiguration {
                     "session.max_output_tokens", "Invalid value: \(Self.quoted(value)). Expected an integer or 'inf'.")
             }
         }
-        if let value = update["tools"], value.array == nil {
-            throw RealtimeRequestError.invalidType("session.tools", expected: "an array", got: value)
+        if let value = update["tools"] {
+            guard let tools = value.array else { throw RealtimeRequestError.invalidType("session.tools", expected: "an array", got: value) }
+            for (index, tool) in tools.enumerated() {
+                guard let object = tool.object else {
+                    throw RealtimeRequestError.invalidType("session.tools[\(index)]", expected: "an object", got: tool)
+                }
+                guard let type = object["type"]?.string, type == "function" || type == "mcp" else {
+                    throw RealtimeRequestError.invalidValue(
+                        "session.tools[\(index)].type", "Invalid value: \(Self.quoted(object["type"] ?? .null)). Supported values are: 'function' and 'mcp'.")
+                }
+                if type == "function" {
+                    guard let name = object["name"]?.string, !name.isEmpty else { throw RealtimeRequestError.missing("session.tools[\(index)].name") }
+                    if let parameters = object["parameters"], parameters.object == nil {
+                        throw RealtimeRequestError.invalidType("session.tools[\(index)].parameters", expected: "an object", got: parameters)
+                    }
+                }
+            }
         }
         if let value = update["parallel_tool_calls"], value.bool == nil {
             throw RealtimeRequestError.invalidType("session.parallel_tool_calls", expected: "a boolean", got: value)
@@ -465,5 +489,34 @@ struct RealtimeSessionConfiguration {
 
     private static func quoted(_ value: RealtimeJSON) -> String {
         value.string.map { "'\($0)'" } ?? value.text
+    }
+}
+
+/// A function the session declared: its name and its description, which says when to call it.
+struct RealtimeFunctionToolSpec: Sendable, Equatable {
+    let name: String
+    let description: String
+
+    /// Whether `utterance` is what the description says calls for the function. The emulated model understands the
+    /// example phrases a description quotes ("…"): the function is called when the utterance contains one of them,
+    /// compared without case, accents or punctuation, on word boundaries. (A real model generalises from the same text.)
+    func matches(_ utterance: String) -> Bool {
+        let said = " " + Self.normalized(utterance) + " "
+        return examples.contains { said.contains(" " + $0 + " ") }
+    }
+
+    /// The quoted example phrases of the description, normalised.
+    var examples: [String] {
+        description.split(separator: "\"", omittingEmptySubsequences: false).enumerated().compactMap { index, part in
+            guard index % 2 == 1 else { return nil }
+            let phrase = Self.normalized(String(part))
+            return phrase.isEmpty ? nil : phrase
+        }
+    }
+
+    static func normalized(_ text: String) -> String {
+        let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: Locale(identifier: "en_US_POSIX"))
+            .replacingOccurrences(of: "'", with: "").replacingOccurrences(of: "\u{2019}", with: "")
+        return folded.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).joined(separator: " ")
     }
 }
