@@ -935,12 +935,7 @@ final class RealtimeConnection: @unchecked Sendable {
                 json: item, audioMs: active.textOnly ? nil : generatedMs, transcript: active.textOnly ? nil : transcript)
         }
         let details: RealtimeJSON? = status == "cancelled" ? ["type": "cancelled", "reason": .string(reason ?? "client_cancelled")] : nil
-        emit(
-            "response.done",
-            [
-                "response": responseJSON(
-                    active, status: status, output: [.object(item)], usage: usage(active, transcript, generatedMs), details: details)
-            ])
+        // The record is final before `response.done` goes out: a client that saw it finds the response's outcome.
         let deltas = active.textOnly ? 0 : active.sentChunks
         log.updateResponse(active.id) { record in
             record.status = status
@@ -950,6 +945,12 @@ final class RealtimeConnection: @unchecked Sendable {
             record.lineMs = lineMs
             record.deltas = deltas
         }
+        emit(
+            "response.done",
+            [
+                "response": responseJSON(
+                    active, status: status, output: [.object(item)], usage: usage(active, transcript, generatedMs), details: details)
+            ])
     }
 
     private func responseJSON(
@@ -1009,8 +1010,9 @@ final class RealtimeConnection: @unchecked Sendable {
         for (key, value) in fields { object[key] = value }
         var text = ""
         object.write(into: &text)
-        socket.send(text)
+        // Counted before it is sent: a client that saw the event finds it in the session's record.
         log.update { $0.eventsSent[type, default: 0] += 1 }
+        socket.send(text)
     }
 
     private func emit(_ type: String, _ fields: KeyValuePairs<String, RealtimeJSON>) {
@@ -1018,6 +1020,11 @@ final class RealtimeConnection: @unchecked Sendable {
     }
 
     private func sendError(_ error: RealtimeRequestError, clientEventID: String?) {
+        // Recorded before it is sent: a client that saw the event finds it in the session's record.
+        log.update { record in
+            record.errors.append(
+                .init(type: error.type, code: error.code, message: error.message, param: error.param, clientEventID: clientEventID))
+        }
         emit(
             "error",
             [
@@ -1027,9 +1034,5 @@ final class RealtimeConnection: @unchecked Sendable {
                     "event_id": clientEventID.map(RealtimeJSON.string) ?? .null,
                 ]
             ])
-        log.update { record in
-            record.errors.append(
-                .init(type: error.type, code: error.code, message: error.message, param: error.param, clientEventID: clientEventID))
-        }
     }
 }

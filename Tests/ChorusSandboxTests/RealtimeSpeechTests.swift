@@ -225,7 +225,7 @@ struct RealtimeSpeechTests {
                 }
                 #expect(code == "invalid_value" && message.contains("'robot'"))
             }
-            #expect(harness.realtime.sessions().allSatisfy { $0.errors.first?.param == "session.audio.output.voice" })
+            #expect(harness.realtime.sessions().allSatisfy { $0.errors.first?.param == "session.audio.output.voice" }, "\(harness.realtime.sessions().map(\.errors))")
             #expect(synthesizer.statistics.snapshot.failed == 2 && synthesizer.statistics.snapshot.chunks == 0)
 
             // A server error inside the session.

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 
 /// Text to speech on the OpenAI Realtime API (GA WebSocket protocol): the replacement of `/v1/audio/speech`, whose
 /// models (`tts-1`, `tts-1-hd`, `gpt-4o-mini-tts`) shut down on 2027-01-06, by a Realtime model such as
@@ -189,7 +190,9 @@ public struct OpenAIRealtimeSpeechSynthesizer: SpeechSynthesizer {
         if request.format == .mp3 {
             if let encoder {
                 do {
-                    let mp3 = try encoder.encode(reading.samples, sampleRate: Self.sampleRate)
+                    // About 2 ms of CPU per second of audio: on the I/O thread pool, not a cooperative thread.
+                    let samples = reading.samples
+                    let mp3 = try await NIOThreadPool.singleton.runIfActive { try encoder.encode(samples, sampleRate: Self.sampleRate) }
                     return SynthesizedSpeech(audio: mp3, format: .mp3, billedCharacters: characters)
                 } catch {
                     throw ProviderError.invalidResponse("MP3 encoding failed: \(error)")
