@@ -33,6 +33,18 @@ struct Bridge: AsyncParsableCommand {
     @ArgumentParser.Option(help: "With --target: the loopback port the OpenAI Realtime emulator listens on for that bridge.")
     var realtimePort: Int?
 
+    @ArgumentParser.Option(
+        help: "When each callee says its first line after answering, in ms (a person's \"Hello?\"); a negative value: it waits for the AI.")
+    var calleeHelloMs = 300
+
+    @ArgumentParser.Flag(
+        inversion: .prefixedNo, help: "Twilio answering-machine detection (CHORUS_CALL_MACHINE_DETECTION): the AI's first words wait for it.")
+    var machineDetection = true
+
+    @ArgumentParser.Flag(
+        inversion: .prefixedNo, help: "The disclosure every call opens with (CHORUS_CALL_DISCLOSURE; --no-disclosure turns it off to compare).")
+    var disclosure = true
+
     func validate() throws {
         guard calls > 0 else { throw ValidationError("--calls must be positive") }
         guard seconds >= 3 else { throw ValidationError("--seconds must be at least 3") }
@@ -52,7 +64,9 @@ struct Bridge: AsyncParsableCommand {
             try await TargetBench(calls: calls, seconds: seconds, target: target, realtimePort: realtimePort).run()
             return
         }
-        try await ChorusBridgeBench(calls: calls, seconds: seconds).run()
+        try await ChorusBridgeBench(
+            calls: calls, seconds: seconds, calleeHelloMs: calleeHelloMs, machineDetection: machineDetection, disclosure: disclosure
+        ).run()
     }
 }
 
@@ -200,6 +214,9 @@ struct BridgeReport {
 struct ChorusBridgeBench {
     let calls: Int
     let seconds: Double
+    var calleeHelloMs = 300
+    var machineDetection = true
+    var disclosure = true
 
     func run() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-bridge-bench-\(UUID().uuidString.prefix(8))")
@@ -222,10 +239,14 @@ struct ChorusBridgeBench {
                 "CHORUS_DATABASE_URL": directory.appendingPathComponent("bench.sqlite").path,
                 "CHORUS_DATA_DIR": directory.appendingPathComponent("data").path,
                 "CHORUS_RATE_LIMITS": "off", "CHORUS_LOG_LEVEL": "error", "CHORUS_TWILIO_CALLS_PER_SECOND": "1000",
+                // Load runs at any hour and calls the same numbers again and again (issue 17's rules would refuse them).
+                "CHORUS_CALL_HOURS": "any", "CHORUS_CALLS_PER_NUMBER_PER_DAY": "off", "CHORUS_ACCOUNTS_PER_NUMBER_PER_WEEK": "off",
                 "CHORUS_TRIAL_CALL_SECONDS": String(Int(seconds) + 30),
                 "CHORUS_TWILIO_ACCOUNT_SID": accountSID, "CHORUS_TWILIO_AUTH_TOKEN": authToken,
                 "CHORUS_TWILIO_FROM_NUMBER": "+15005550006", "CHORUS_TWILIO_API_BASE_URL": sandbox.base,
                 "CHORUS_OPENAI_BASE_URL": sandbox.base + "/openai/v1",
+                "CHORUS_CALL_MACHINE_DETECTION": machineDetection ? "true" : "false",
+                "CHORUS_CALL_DISCLOSURE": disclosure ? "" : "off",
             ], hostname: "127.0.0.1", port: port)
         let app = try await Application.make(.production)
         app.logger.logLevel = .error
@@ -244,8 +265,10 @@ struct ChorusBridgeBench {
                 let reply = try await http.object(
                     .POST, base + "/auth/register", json: #"{"email":"bridge\#(index)@example.com","password":"benchmark-password"}"#)
                 tokens.append(reply["access_token"] as? String ?? "")
+                // A person: "Hello?" as they pick up (unless --callee-hello-ms is negative), then a conversation with barge-ins.
+                let hello = calleeHelloMs >= 0 ? #""first_line_after_ms":\#(calleeHelloMs),"# : ""
                 let callee = #"""
-                    {"behavior":"answer","lines":["Hello? Who is this?","Oh, hold on, hold on, let me say something first.","Right, that makes sense.","Sure, go on.","Okay."],"interrupt_after_ms":1500,"reply_after_ms":600,"hangup_after_seconds":\#(seconds)}
+                    {"behavior":"answer","lines":["Hello?","Oh, hold on, hold on, let me say something first.","Right, that makes sense.","Sure, go on.","Okay."],\#(hello)"interrupt_after_ms":1500,"reply_after_ms":600,"hangup_after_seconds":\#(seconds)}
                     """#
                 _ = try await http.object(.PUT, sandbox.base + "/callees/%2B1415600\(String(format: "%04d", index))", json: callee)
             }
@@ -254,15 +277,16 @@ struct ChorusBridgeBench {
             let rssBefore = ProcessProbe.residentBytes()
             let cpuBefore = ProcessProbe.cpuMilliseconds()
             Swift.print("Placing \(calls) calls of \(Int(seconds)) s…")
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            let placed = try await withThrowingTaskGroup(of: (String, String).self) { group in
                 for (index, token) in tokens.enumerated() {
                     group.addTask {
                         let number = "+1415600" + String(format: "%04d", index)
-                        _ = try await http.object(
+                        let reply = try await http.object(
                             .POST, base + "/mobile/make-call", json: #"{"phone_number":"\#(number)","scenario":"default"}"#, token: token)
+                        return (token, reply["call_sid"] as? String ?? "")
                     }
                 }
-                try await group.waitForAll()
+                return try await group.reduce(into: [(String, String)]()) { $0.append($1) }
             }
             // CPU is measured in the steady state: from when every call is bridged until the first callee hangs up.
             var steady: (cpu: Double, kernel: Double, start: ContinuousClock.Instant)?
@@ -338,6 +362,31 @@ struct ChorusBridgeBench {
                     + "\(mediaReceived) received, \(snapshot.framesUndeliverable) written after the callee hung up; dropped in the bridge \(snapshot.framesDropped)"
             )
             Swift.print("process sockets: \(socketsBefore) before the calls, \(socketsAfter) after (idle HTTP keep-alives included)")
+            // Answer (Twilio fetched the TwiML) → the AI's first audio written to Twilio, as each call saved it.
+            var firstAudio: [Int] = []
+            // What the callee heard (the emulator's timeline, from the stream's start): the first AI audio, and the
+            // persona's first words — the AI's second turn when the call opens with the disclosure.
+            var heardFirst: [Int] = []
+            var personaFirst: [Int] = []
+            for (token, sid) in placed where !sid.isEmpty {
+                let detail = try await http.object(.GET, base + "/mobile/calls/\(sid)", token: token)
+                if let value = (detail["latency"] as? [String: Any])?["first_audio_ms"] as? Int { firstAudio.append(value) }
+                let stream = try await http.object(.GET, sandbox.base + "/calls/\(sid)/media-stream")
+                let starts = (stream["events"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "ai_audio_started" }
+                    .compactMap { ($0["at_ms"] as? NSNumber).map { Int($0.doubleValue) } }
+                if let first = starts.first { heardFirst.append(first) }
+                if let persona = starts.dropFirst(disclosure ? 1 : 0).first { personaFirst.append(persona) }
+            }
+            Swift.print(
+                "stream start → AI audio heard p50 \(LatencyPercentile.of(heardFirst, 50).map(String.init) ?? "n/a") ms  "
+                    + "p90 \(LatencyPercentile.of(heardFirst, 90).map(String.init) ?? "n/a") ms; persona's first words p50 "
+                    + "\(LatencyPercentile.of(personaFirst, 50).map(String.init) ?? "n/a") ms  p90 "
+                    + "\(LatencyPercentile.of(personaFirst, 90).map(String.init) ?? "n/a") ms  (disclosure \(disclosure ? "on" : "off"))")
+            let opening = calleeHelloMs >= 0 ? "callee says hello at \(calleeHelloMs) ms" : "callee waits for the AI"
+            Swift.print(
+                "answer → first AI audio p50 \(LatencyPercentile.of(firstAudio, 50).map(String.init) ?? "n/a") ms  "
+                    + "p90 \(LatencyPercentile.of(firstAudio, 90).map(String.init) ?? "n/a") ms  (\(firstAudio.count) calls; "
+                    + "machine detection \(machineDetection ? "on" : "off"), \(opening))")
             if records.count != calls { Swift.print("warning: \(records.count) of \(calls) calls reached the emulator") }
             if steadyCPU == nil || steadyCPU! < 0 { Swift.print("warning: the calls were never all bridged at once; no steady-state CPU figure") }
         } catch {

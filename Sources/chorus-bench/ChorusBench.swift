@@ -108,7 +108,9 @@ struct API: AsyncParsableCommand {
             default:  // make-call (names are checked in validate())
                 head = HTTPRequestHead(version: .http1_1, method: .POST, uri: "/mobile/make-call")
                 head.headers.add(name: "Content-Type", value: "application/json")
-                let number = String(format: "+1415%07d", (client * 100_000 + sequence) % 10_000_000)
+                // Exchanges 620-629 of area code 415: valid numbers, none of them a service code (a 555 number would be refused
+                // with live telephony).
+                let number = "+141562" + String(format: "%05d", (client * 10_000 + sequence) % 100_000)
                 body = ByteBuffer(string: #"{"phone_number":"\#(number)","scenario":"default"}"#)
             }
             head.headers.add(name: "Host", value: "127.0.0.1")

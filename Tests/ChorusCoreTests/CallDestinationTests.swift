@@ -120,7 +120,8 @@ struct CallDestinationTests {
         }
         #expect(other.fictionalReason?.contains("not a subscriber exchange") == true)
         #expect(NumberingPlan.country(of: "+15005550006") == "US")
-        #expect(NumberingPlan.country(of: "+14155550123") == nil)
+        #expect(NumberingPlan.country(of: "+14155550123") == "US")
+        #expect(NumberingPlan.country(of: "+19005550123") == nil)
         #expect(NumberingPlan.country(of: "+447700900123") == "GB")
         #expect(NumberingPlan.country(of: "+79161234567") == nil)
         #expect(NumberingPlan.classify("+79161234567") == .unknownCountry)

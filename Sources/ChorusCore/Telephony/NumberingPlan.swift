@@ -35,10 +35,10 @@ public enum NumberingPlan {
         return .unknownCountry
     }
 
-    /// The country of a number, when it is a callable number Chorus has data for (the caller ID's country is the
-    /// default destination).
+    /// The country of a number, when it is a callable number (fictional ones included) Chorus has data for: the caller
+    /// ID's country is the default destination.
     public static func country(of e164: String) -> String? {
-        if case .callable(let destination) = classify(e164), destination.fictionalReason == nil { return destination.country }
+        if case .callable(let destination) = classify(e164) { return destination.country }
         return nil
     }
 
