@@ -168,6 +168,8 @@ enum RealtimeTestError: Error {
 
 /// Required members of the server events the emulator sends (`RealtimeServerEvent` members of the OpenAI spec).
 let requiredEventMembers: [String: [String]] = [
+    "response.function_call_arguments.delta": ["event_id", "response_id", "item_id", "output_index", "call_id", "delta"],
+    "response.function_call_arguments.done": ["event_id", "response_id", "item_id", "output_index", "call_id", "name", "arguments"],
     "conversation.item.deleted": ["event_id", "item_id"],
     "conversation.item.input_audio_transcription.completed": ["event_id", "item_id", "content_index", "transcript", "usage"],
     "conversation.item.retrieved": ["event_id", "item"],
