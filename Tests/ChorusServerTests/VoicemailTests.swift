@@ -217,6 +217,23 @@ struct VoicemailTests {
             let humanForm = human.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
             #expect(try await server.request(.POST, path, form: humanForm, headers: [("X-Twilio-Signature", signature)]).status == 204)
             #expect(try await server.usage(token).trialCallsUsed == 1)
+
+            // A machine reported where no bridge carries the call (another instance streams it; here: it still rings):
+            // this instance settles it — outcome saved, charge given back, the call hung up — and the provider's final
+            // status later refunds nothing twice.
+            let machine = [("AccountSid", "AC1"), ("AnsweredBy", "machine_end_beep"), ("CallSid", placed.callSid)]
+            let machineSignature = server.app.chorus.twilioSignatures.signature(url: url, parameters: machine)
+            let machineForm = machine.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+            #expect(try await server.request(.POST, path, form: machineForm, headers: [("X-Twilio-Signature", machineSignature)]).status == 204)
+            #expect(try await server.usage(token).trialCallsUsed == 0)
+            try await server.eventually(timeout: .seconds(10), "the call is over") {
+                let endedBy = try await Self.sandboxCall(server, sid: placed.callSid)["ended_by"] as? String
+                let status = try await server.request(.GET, "/mobile/calls/\(placed.callSid)", token: token).json["status"] as? String
+                return endedBy == "rest_hangup" && status == "canceled"
+            }
+            #expect(try await server.usage(token).trialCallsUsed == 0)
+            #expect(try await server.request(.POST, path, form: machineForm, headers: [("X-Twilio-Signature", machineSignature)]).status == 204)
+            #expect(try await server.usage(token).trialCallsUsed == 0)
         }
     }
 }
