@@ -32,7 +32,8 @@ public final class LoopbackServer: Sendable {
         "CHORUS_CALL_HOURS": "any",
         "CHORUS_CALLS_PER_NUMBER_PER_DAY": "off",
         "CHORUS_ACCOUNTS_PER_NUMBER_PER_WEEK": "off",
-        // Calls open without the disclosure (about 8 s of real-time audio each); the disclosure's tests turn it on.
+        // Calls open without the disclosure (about 8 s of real-time audio each; production servers keep it); the
+        // disclosure's tests turn it on.
         "CHORUS_CALL_DISCLOSURE": "off",
     ]
 
@@ -51,7 +52,11 @@ public final class LoopbackServer: Sendable {
 
     private static func startOnce(environment: [String: String], options: ChorusApp.Options) async throws -> LoopbackServer {
         let port = try freePort()
-        let variables = baseEnvironment.merging(environment) { $1 }
+        var variables = baseEnvironment.merging(environment) { $1 }
+        // Production refuses calls without the disclosure: a production test server has the built-in one.
+        if variables["CHORUS_ENVIRONMENT"]?.lowercased() == "production", variables["CHORUS_CALL_DISCLOSURE"] == "off" {
+            variables["CHORUS_CALL_DISCLOSURE"] = nil
+        }
         let configuration = try ChorusConfiguration.load(from: variables, hostname: "127.0.0.1", port: port)
         let app = try await Application.make(.testing)
         app.logger.logLevel = .warning
