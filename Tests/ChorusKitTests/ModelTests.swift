@@ -68,6 +68,7 @@ struct ModelTests {
         #expect(CallPermission.Status(rawValue: "daily_limit_reached") == .unknown("daily_limit_reached"))
         #expect(Call.Status(rawValue: "voicemail") == .unknown("voicemail"))
         #expect(Call.EndReason(rawValue: "error_network") == .unknown("error_network"))
+        #expect(Call.EndReason(rawValue: "opted_out") == .optedOut && Call.EndReason.optedOut.rawValue == "opted_out")
         #expect(SubscriptionStatus.State(rawValue: "paused") == .unknown("paused"))
         #expect(ScheduledCall.Status(rawValue: "postponed") == .unknown("postponed"))
         #expect(Scenario.Category(rawValue: "holiday") == .unknown("holiday"))

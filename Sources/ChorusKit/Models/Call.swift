@@ -98,6 +98,10 @@ public struct Call: Sendable, Hashable, Identifiable {
         case voicemailMessage
         /// A fax machine answered; the call was not charged (`fax`).
         case fax
+        /// The person called asked not to be called again (said so, or pressed 9): the number is on the do-not-call
+        /// list and further calls to it are refused with ``ChorusError/refused(_:)`` code `number_opted_out`
+        /// (`opted_out`).
+        case optedOut
         /// A reason this version of the SDK does not know.
         case unknown(String)
 
@@ -117,6 +121,7 @@ public struct Call: Sendable, Hashable, Identifiable {
             case "voicemail": self = .voicemail
             case "voicemail_message": self = .voicemailMessage
             case "fax": self = .fax
+            case "opted_out": self = .optedOut
             default: self = .unknown(rawValue)
             }
         }
@@ -137,6 +142,7 @@ public struct Call: Sendable, Hashable, Identifiable {
             case .voicemail: "voicemail"
             case .voicemailMessage: "voicemail_message"
             case .fax: "fax"
+            case .optedOut: "opted_out"
             case .unknown(let value): value
             }
         }
