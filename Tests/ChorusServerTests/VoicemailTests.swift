@@ -1,4 +1,5 @@
 import ChorusAPI
+import ChorusTestSupport
 import Foundation
 import Testing
 
@@ -150,6 +151,12 @@ struct VoicemailTests {
             let greetingEnded = events.first { $0["kind"] as? String == "callee_line_ended" }?["at_ms"] as? Double ?? .infinity
             let messageStarted = events.first { $0["kind"] as? String == "ai_audio_started" }?["at_ms"] as? Double ?? -1
             #expect(messageStarted > greetingEnded, "the message started at \(messageStarted) ms, the greeting and beep ended at \(greetingEnded) ms")
+            // The sandbox's answers match the contract.
+            let contract = try SpecSchemaValidator(document: try await server.request(.GET, "/openapi.json").body)
+            let streamBody = try await server.request(.GET, "/sandbox/calls/\(placed.callSid)/media-stream").body
+            #expect(try contract.validate(json: streamBody, against: "SandboxMediaStreamStats", strictProperties: true).isEmpty)
+            let list = try await server.request(.GET, "/sandbox/calls").body
+            #expect(try contract.validate(json: list, against: "SandboxCallList", strictProperties: true) == [])
             // A delivered message is a call: charged.
             let after = try await server.usage(token)
             #expect(after.callsMadeToday == before.callsMadeToday + 1, "\(before) → \(after)")
