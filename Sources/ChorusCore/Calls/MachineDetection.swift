@@ -77,4 +77,11 @@ public enum VoicemailInstructions {
         persona and leave one short message of at most three sentences (under 20 seconds): say who is calling and why, \
         in the language of your instructions. Do not ask questions and do not wait for an answer; end with a short goodbye.
         """
+
+    /// The message's instructions; a call that opens with a disclosure leaves it first, word for word (a recorded
+    /// message is an AI-generated call too).
+    public static func leaveMessage(disclosure: String?) -> String {
+        guard let disclosure, !disclosure.isEmpty else { return leaveMessage }
+        return leaveMessage + " Start the message with exactly the words between the quotation marks « », then continue: «\(disclosure)»"
+    }
 }

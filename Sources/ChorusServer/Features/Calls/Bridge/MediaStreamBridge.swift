@@ -421,7 +421,8 @@ final class MediaStreamBridge: @unchecked Sendable {
             case .cancelResponse:
                 lock.withLock { realtime }?.send(RealtimeClientEvent.responseCancel())
             case .leaveMessage:
-                lock.withLock { realtime }?.send(RealtimeClientEvent.responseCreate(instructions: VoicemailInstructions.leaveMessage))
+                let (session, disclosure) = lock.withLock { (realtime, disclosureText) }
+                session?.send(RealtimeClientEvent.responseCreate(instructions: VoicemailInstructions.leaveMessage(disclosure: disclosure)))
             case .speakDisclosure:
                 let (session, text, spoken) = lock.withLock { () -> (RealtimeSession?, String?, CallLanguage) in (realtime, disclosureText, language) }
                 if let text { session?.send(RealtimeClientEvent.responseCreate(instructions: CallDisclosure.speakInstructions(text, language: spoken))) }
