@@ -143,13 +143,20 @@ public struct CallsClient: Sendable {
     ///   - name: 1–60 characters.
     ///   - persona: who the AI plays and what the call is about, 20–2,000 characters.
     ///   - voiceID: a ``Voice/id``.
+    ///   - leavesVoicemailMessage: when an answering machine answers, leave a short message in the persona after its
+    ///     greeting (the call is charged) instead of hanging up without a word (not charged, the default).
     /// - Throws: ``ChorusError/paymentRequired(_:)`` without a plan; ``ChorusError/validation(_:)`` for an invalid
     ///   name, persona or voice; ``ChorusError/refused(_:)`` (`persona_refused`, with the categories) when the persona
     ///   policy or the moderation model refuses the persona (it is checked again before each call, and a call with a
     ///   scenario that no longer passes, or that an operator disabled, is refused the same way);
     ///   ``ChorusError/api(status:detail:)`` (409) when the user already has 20.
-    public func createCustomScenario(name: String, persona: String, voiceID: String) async throws -> CustomScenario {
-        let request = try APIRequest.post("/mobile/custom-scenarios", json: CreateCustomScenarioRequest(name: name, persona: persona, voice: voiceID))
+    public func createCustomScenario(
+        name: String, persona: String, voiceID: String, leavesVoicemailMessage: Bool = false
+    ) async throws -> CustomScenario {
+        let request = try APIRequest.post(
+            "/mobile/custom-scenarios",
+            json: CreateCustomScenarioRequest(
+                name: name, persona: persona, voice: voiceID, voicemail: leavesVoicemailMessage ? "leave_message" : "hang_up"))
         return CustomScenario(try await session.send(request, as: CustomScenarioDTO.self))
     }
 

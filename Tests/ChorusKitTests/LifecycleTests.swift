@@ -120,7 +120,11 @@ struct LifecycleTests {
 
             let created = try await chorus.calls.createCustomScenario(name: "Pirate", persona: persona, voiceID: voice.id)
             #expect(created.id.hasPrefix("custom_") && created.name == "Pirate" && created.voiceID == voice.id)
-            #expect(try await chorus.calls.customScenarios() == [created])
+            #expect(!created.leavesVoicemailMessage)
+            let messenger = try await chorus.calls.createCustomScenario(
+                name: "Pirate who leaves messages", persona: persona, voiceID: voice.id, leavesVoicemailMessage: true)
+            #expect(messenger.leavesVoicemailMessage)
+            #expect(try await chorus.calls.customScenarios() == [created, messenger])
             let call = try await chorus.calls.makeCall(to: "+14155550300", scenario: created.id)
             #expect(try await chorus.calls.callHistory().calls.first?.sid == call.sid)
 
@@ -134,7 +138,7 @@ struct LifecycleTests {
             #expect(Set(fields.map(\.field)) == ["persona", "voice"])
 
             try await chorus.calls.deleteCustomScenario(id: created.id)
-            #expect(try await chorus.calls.customScenarios().isEmpty)
+            #expect(try await chorus.calls.customScenarios() == [messenger])
             let gone = await #expect(throws: ChorusError.self) { try await chorus.calls.deleteCustomScenario(id: created.id) }
             guard case .notFound = gone else {
                 Issue.record("expected notFound, got \(String(describing: gone))")

@@ -230,6 +230,9 @@ public struct CustomScenario: Sendable, Hashable, Identifiable {
     public var checkedAt: Date?
     /// When an operator disabled it after a report; it can no longer be used for calls.
     public var disabledAt: Date?
+    /// Whether it leaves a short message when an answering machine answers (`voicemail` `leave_message`); otherwise
+    /// such a call is hung up without a word and not charged.
+    public var leavesVoicemailMessage: Bool
 
     /// Converts the wire format.
     public init(_ dto: CustomScenarioDTO) {
@@ -241,5 +244,6 @@ public struct CustomScenario: Sendable, Hashable, Identifiable {
         moderationCategories = dto.moderation?.categories ?? []
         checkedAt = dto.moderation?.checkedAt
         disabledAt = dto.disabledAt
+        leavesVoicemailMessage = dto.voicemail == "leave_message"
     }
 }
