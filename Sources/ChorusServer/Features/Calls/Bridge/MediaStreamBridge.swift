@@ -487,7 +487,14 @@ final class MediaStreamBridge: @unchecked Sendable {
         if session == nil { services.bridges.discard(callID: call.id) }
         var logger = logger
         logger[metadataKey: "call_id"] = .stringConvertible(call.id)
-        logger.info("media stream ended", metadata: ["reason": .string(reason.rawValue)])
+        logger.info(
+            "media stream ended",
+            metadata: [
+                "reason": .string(reason.rawValue), "answered_by": .string(machine?.answeredBy?.rawValue ?? "-"),
+                // When and why the first words were released (answering-machine detection).
+                "first_words_ms": .string(machine?.releasedAfterMilliseconds.map(String.init) ?? "-"),
+                "first_words_cause": .string(machine?.releaseCause?.rawValue ?? "-"),
+            ])
         let services = services
         services.background.track { [logger] in
             if reason != .calleeHangup, let sid = call.callSid {
