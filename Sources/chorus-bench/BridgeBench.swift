@@ -108,7 +108,8 @@ final class SandboxProcess: @unchecked Sendable {
     let port: Int
     var base: String { "http://127.0.0.1:\(port)" }
 
-    init(port: Int, accountSID: String, authToken: String) throws {
+    /// `keptCalls`: ended calls the emulators keep; the figures are read from every call once all have ended.
+    init(port: Int, accountSID: String, authToken: String, keptCalls: Int) throws {
         self.port = port
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chorus")
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
@@ -117,7 +118,8 @@ final class SandboxProcess: @unchecked Sendable {
         process.executableURL = executable
         process.arguments = [
             "sandbox", "--port", String(port), "--account-sid", accountSID, "--auth-token", authToken, "--ring-seconds", "0.5",
-            "--no-message-log",
+            // Each kept call holds its recording and the audio played (8 kB/s each): 1 MB covers a minute of call.
+            "--no-message-log", "--kept-calls", String(max(100, keptCalls)), "--kept-audio-bytes", String(max(100, keptCalls) * 1_000_000),
         ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -224,7 +226,7 @@ struct ChorusBridgeBench {
         defer { try? FileManager.default.removeItem(at: directory) }
         let accountSID = "AC" + String(repeating: "0", count: 31) + "1"
         let authToken = ChorusBridgeBench.randomHex(32)
-        let sandbox = try SandboxProcess(port: try freeLoopbackPort(), accountSID: accountSID, authToken: authToken)
+        let sandbox = try SandboxProcess(port: try freeLoopbackPort(), accountSID: accountSID, authToken: authToken, keptCalls: calls)
         defer { sandbox.stop() }
         let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let client = HTTPClient(
@@ -371,7 +373,7 @@ struct ChorusBridgeBench {
             for (token, sid) in placed where !sid.isEmpty {
                 let detail = try await http.object(.GET, base + "/mobile/calls/\(sid)", token: token)
                 if let value = (detail["latency"] as? [String: Any])?["first_audio_ms"] as? Int { firstAudio.append(value) }
-                let stream = try await http.object(.GET, sandbox.base + "/calls/\(sid)/media-stream")
+                guard let stream = try? await http.object(.GET, sandbox.base + "/calls/\(sid)/media-stream") else { continue }
                 let starts = (stream["events"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "ai_audio_started" }
                     .compactMap { ($0["at_ms"] as? NSNumber).map { Int($0.doubleValue) } }
                 if let first = starts.first { heardFirst.append(first) }
