@@ -291,7 +291,7 @@ public enum ChorusApp {
             personas: personas,
             jobSignal: jobSignal,
             providerHealth: providerHealth,
-            numberHasher: PhoneNumberHasher(secret: secret)
+            numberHasher: PhoneNumberHasher(secret: configuration.numberHashSecret ?? secret)
         )
         app.storage[ChorusServicesKey.self] = services
 

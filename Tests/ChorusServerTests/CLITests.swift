@@ -346,6 +346,7 @@ final class ServeProcess {
                 "CHORUS_DATABASE_URL": directory.appendingPathComponent("chorus.sqlite").path,
                 "CHORUS_PORT": "\(port)", "CHORUS_JOB_POLL_SECONDS": "0.1", "CHORUS_LOG_LEVEL": "warning", "CHORUS_RATE_LIMITS": "off",
                 "CHORUS_JWT_SECRET": "cli-test-secret-cli-test-secret-0123456789",
+                "CHORUS_NUMBER_HASH_SECRET": "cli-number-hash-secret-cli-number-hash-0123",
             ]
             let log = directory.appendingPathComponent("serve-\(port).log")
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)

@@ -227,7 +227,8 @@ struct ModelLifecycleCheckTests {
     static func productionEnvironment(openAIPort: Int, directory: URL) -> [String: String] {
         [
             "CHORUS_ENVIRONMENT": "production", "CHORUS_HOSTNAME": "127.0.0.1", "CHORUS_PORT": "0",
-            "CHORUS_JWT_SECRET": "production-secret-production-secret-0123456789", "CHORUS_PUBLIC_URL": "https://chorus.example.com",
+            "CHORUS_JWT_SECRET": "production-secret-production-secret-0123456789",
+            "CHORUS_NUMBER_HASH_SECRET": "production-number-hash-secret-production-0123", "CHORUS_PUBLIC_URL": "https://chorus.example.com",
             "CHORUS_TWILIO_ACCOUNT_SID": "AC" + String(repeating: "0", count: 32), "CHORUS_TWILIO_AUTH_TOKEN": "twilio-token",
             "CHORUS_TWILIO_FROM_NUMBER": "+15005550006", "CHORUS_OPENAI_API_KEY": "sk-test-lifecycle",
             "CHORUS_OPENAI_BASE_URL": "http://127.0.0.1:\(openAIPort)/v1", "CHORUS_ELEVENLABS_API_KEY": "eleven-test",

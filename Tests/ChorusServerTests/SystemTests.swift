@@ -223,6 +223,7 @@ struct SystemTests {
         let production = try ChorusConfiguration.load(from: ["CHORUS_ENVIRONMENT": "production"], workingDirectory: cwd)
         let problems = production.startupProblems()
         #expect(problems.contains { $0.hasPrefix("CHORUS_JWT_SECRET is required") })
+        #expect(problems.contains { $0.hasPrefix("CHORUS_NUMBER_HASH_SECRET is required") })
         #expect(problems.contains { $0.hasPrefix("CHORUS_PUBLIC_URL is required") })
         #expect(problems.contains { $0.hasPrefix("Telephony would use the sandbox") })
         #expect(problems.contains { $0.hasPrefix("Cloned voices would use the sandbox") })

@@ -22,6 +22,7 @@ public final class LoopbackServer: Sendable {
     /// hour and without per-number limits.
     public static let baseEnvironment = [
         "CHORUS_JWT_SECRET": "test-secret-test-secret-test-secret-0123456789",
+        "CHORUS_NUMBER_HASH_SECRET": "test-number-hash-secret-test-number-hash-0123",
         "CHORUS_RATE_LIMITS": "off",
         "CHORUS_SANDBOX_RING_SECONDS": "0.2",
         "CHORUS_SANDBOX_TALK_SECONDS": "1",

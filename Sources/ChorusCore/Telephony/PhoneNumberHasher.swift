@@ -10,7 +10,8 @@ import Foundation
 public struct PhoneNumberHasher: Sendable {
     private let key: SymmetricKey
 
-    /// - Parameter secret: the server's secret (`CHORUS_JWT_SECRET`, or the development one kept in the data directory).
+    /// - Parameter secret: `CHORUS_NUMBER_HASH_SECRET` (required in production), or in development the server's secret
+    ///   (`CHORUS_JWT_SECRET` or the one kept in the data directory).
     public init(secret: String) {
         let derived = HMAC<SHA256>.authenticationCode(for: Data("chorus phone-number hash v1".utf8), using: SymmetricKey(data: Data(secret.utf8)))
         key = SymmetricKey(data: Data(derived))

@@ -299,6 +299,10 @@ public struct ChorusConfiguration: Sendable {
     public var publicURL: URL
     public var publicURLWasConfigured: Bool
     public var jwtSecret: String?
+    /// The key of the phone-number hashes (per-number limits, the do-not-call list): `CHORUS_NUMBER_HASH_SECRET`.
+    /// Separate from the JWT secret so rotating that one keeps every opt-out; required in production, in development
+    /// the development secret kept in the data directory when unset.
+    public var numberHashSecret: String?
     public var dataDirectory: URL
     public var corsOrigins: [String]
     public var rateLimits: RateLimits
@@ -391,7 +395,7 @@ public struct ChorusConfiguration: Sendable {
 
     /// Every environment variable Chorus reads (documented in docs/configuration.md).
     public static let documentedKeys = [
-        "CHORUS_ENVIRONMENT", "CHORUS_HOSTNAME", "CHORUS_PORT", "CHORUS_DATABASE_URL", "CHORUS_PUBLIC_URL", "CHORUS_JWT_SECRET",
+        "CHORUS_ENVIRONMENT", "CHORUS_HOSTNAME", "CHORUS_PORT", "CHORUS_DATABASE_URL", "CHORUS_PUBLIC_URL", "CHORUS_JWT_SECRET", "CHORUS_NUMBER_HASH_SECRET",
         "CHORUS_DATA_DIR", "CHORUS_CORS_ORIGINS", "CHORUS_RATE_LIMITS", "CHORUS_ACCESS_TOKEN_TTL", "CHORUS_REFRESH_TOKEN_TTL",
         "CHORUS_TWILIO_ACCOUNT_SID", "CHORUS_TWILIO_AUTH_TOKEN", "CHORUS_TWILIO_FROM_NUMBER", "CHORUS_TWILIO_API_BASE_URL",
         "CHORUS_SANDBOX_RING_SECONDS", "CHORUS_SANDBOX_TALK_SECONDS", "CHORUS_SANDBOX_REQUEST_LOG_ENTRIES",
@@ -831,6 +835,7 @@ public struct ChorusConfiguration: Sendable {
         configuration.callsModerationModel = reader.value("CHORUS_CALLS_MODERATION_MODEL", default: String?.some("omni-moderation-latest")) {
             $0 == "off" ? String?.none : String?.some($0)
         }
+        configuration.numberHashSecret = reader.string("CHORUS_NUMBER_HASH_SECRET")
         configuration.textReasoningEffort = reader.value("CHORUS_OPENAI_REASONING_EFFORT", default: .none) {
             OpenAITextGenerator.ReasoningEffort(rawValue: $0.lowercased())
         }
@@ -870,6 +875,13 @@ public struct ChorusConfiguration: Sendable {
             problems.append("CHORUS_JWT_SECRET is required in production (at least 32 random bytes, e.g. `openssl rand -base64 48`).")
         } else if let jwtSecret, jwtSecret.utf8.count < 32 {
             problems.append("CHORUS_JWT_SECRET must be at least 32 bytes long.")
+        }
+        if numberHashSecret == nil {
+            problems.append(
+                "CHORUS_NUMBER_HASH_SECRET is required in production (at least 32 random bytes, e.g. `openssl rand -base64 48`; "
+                    + "never rotate it: the do-not-call list is keyed by it).")
+        } else if let numberHashSecret, numberHashSecret.utf8.count < 32 {
+            problems.append("CHORUS_NUMBER_HASH_SECRET must be at least 32 bytes long.")
         }
         if !publicURLWasConfigured {
             problems.append("CHORUS_PUBLIC_URL is required in production (the https URL Twilio and Apple reach this server at).")
