@@ -107,6 +107,15 @@ struct CallDestinationTests {
         #expect(destination.timeZones == zones, "\(number)")
     }
 
+    @Test("every NANP area code's country has zones, and every zone of the tables is a real IANA zone")
+    func nanpTablesAreConsistent() {
+        for (npa, country) in NANP.countryByAreaCode {
+            #expect(NANP.countries[country] != nil, "area code \(npa) names \(country), which has no zones")
+        }
+        let zones = Set(NANP.countries.values.joined()).union(NANP.zonesByAreaCode.values.joined())
+        for zone in zones { #expect(TimeZone(identifier: zone) != nil, "\(zone)") }
+    }
+
     @Test("the 555 exchange is fictional; the caller ID's country is the default destination")
     func fictionalRange() {
         guard case .callable(let fictional) = NumberingPlan.classify("+14155550123") else {

@@ -40,13 +40,13 @@ enum NANP {
                     : "555 is not a subscriber exchange in the North American Numbering Plan"
                 let country = countryByAreaCode[npa] ?? "US"
                 return .callable(
-                    PhoneDestination(country: country, timeZones: zonesByAreaCode[npa] ?? countries[country]!, fictionalReason: why))
+                    PhoneDestination(country: country, timeZones: zones(npa: npa, country: country), fictionalReason: why))
             }
         }
         if let country = countryByAreaCode[npa] {
-            return .callable(PhoneDestination(country: country, timeZones: zonesByAreaCode[npa] ?? countries[country]!))
+            return .callable(PhoneDestination(country: country, timeZones: zones(npa: npa, country: country)))
         }
-        return .callable(PhoneDestination(country: "US", timeZones: zonesByAreaCode[npa] ?? countries["US"]!))
+        return .callable(PhoneDestination(country: "US", timeZones: zones(npa: npa, country: "US")))
     }
 
     /// Non-geographic US codes (personal communications, toll-free, carrier services): country-wide.
@@ -55,6 +55,12 @@ enum NANP {
         "546", "547", "549", "550", "552", "553", "554", "556", "558", "566", "569", "577", "578", "588", "589", "700", "800", "833",
         "844", "855", "866", "877", "888",
     ]
+
+    /// An area code's zones: its own when the table narrows it, else its country's, else the whole US span (every
+    /// country of the table has zones — a test checks it — so the last fallback only keeps a table slip from trapping).
+    static func zones(npa: String, country: String) -> [String] {
+        zonesByAreaCode[npa] ?? countries[country] ?? countries["US"] ?? ["America/New_York"]
+    }
 
     /// The zones of each NANP country; the country's zone span when the area code does not narrow it.
     static let countries: [String: [String]] = [
