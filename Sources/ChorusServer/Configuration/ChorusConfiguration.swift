@@ -788,7 +788,7 @@ public struct ChorusConfiguration: Sendable {
             twilio: twilio,
             sandboxTiming: SandboxTiming(
                 ringSeconds: reader.value("CHORUS_SANDBOX_RING_SECONDS", default: 1) { Double($0).flatMap { $0 >= 0 && $0 <= 3_600 ? $0 : nil } },
-                talkSeconds: reader.value("CHORUS_SANDBOX_TALK_SECONDS", default: 8) { Double($0).flatMap { $0 >= 0 && $0 <= 86_400 ? $0 : nil } }
+                talkSeconds: reader.value("CHORUS_SANDBOX_TALK_SECONDS", default: 25) { Double($0).flatMap { $0 >= 0 && $0 <= 86_400 ? $0 : nil } }
             ),
             sandboxRetention: SandboxRetention(
                 requestLogEntries: reader.value("CHORUS_SANDBOX_REQUEST_LOG_ENTRIES", default: 2_000) { Int($0).flatMap { $0 > 0 ? $0 : nil } },
