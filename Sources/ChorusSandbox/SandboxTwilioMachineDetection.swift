@@ -131,14 +131,20 @@ extension SandboxTwilio {
         request.headers.add(name: "X-Twilio-Signature", value: signature)
         request.headers.add(name: "User-Agent", value: "TwilioProxy/1.1")
         request.headers.add(name: "I-Twilio-Idempotency-Token", value: UUID().uuidString.lowercased())
-        var status: Int?
-        do {
-            let response = try await httpClient.execute(request, timeout: .seconds(10))
-            _ = try? await response.body.collect(upTo: 1 << 20)
-            status = Int(response.status.code)
-        } catch {
-            logger.warning("sandbox.twilio.amd callback failed", metadata: ["call_sid": "\(sid)", "error": "\(error)"])
+        // Delivered in a task of its own, as Twilio delivers it: the server may hang up on a machine while it handles
+        // the callback, which ends the call's task here, and must not cancel the callback's own request.
+        let (client, logger) = (httpClient, logger)
+        let delivery = Task { () -> Int? in
+            do {
+                let response = try await client.execute(request, timeout: .seconds(10))
+                _ = try? await response.body.collect(upTo: 1 << 20)
+                return Int(response.status.code)
+            } catch {
+                logger.warning("sandbox.twilio.amd callback failed", metadata: ["call_sid": "\(sid)", "error": "\(error)"])
+                return nil
+            }
         }
+        let status = await delivery.value
         state.withLockedValue { $0.calls[sid]?.machineDetectionStatus = status }
     }
 }
