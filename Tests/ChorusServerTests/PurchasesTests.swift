@@ -201,9 +201,12 @@ struct PurchasesTests {
                 try await sql.raw("SELECT outcome FROM app_store_notifications").all().map { try $0.decode(column: "outcome", as: String.self) }
                     == ["updated"]
             }
-            // One job was queued and completed (completed jobs are deleted): nothing left to apply it again.
-            let jobs = try await sql.raw("SELECT COUNT(*) AS n FROM jobs WHERE kind = 'apply_app_store_notification'").first()
-            #expect(try jobs?.decode(column: "n", as: Int.self) == 0)
+            // One job was queued and completed (completed jobs are deleted, just after the outcome is recorded): nothing
+            // is left to apply it again.
+            try await server.eventually("the notification's job is completed and deleted") {
+                try await sql.raw("SELECT COUNT(*) AS n FROM jobs WHERE kind = 'apply_app_store_notification'").first()?
+                    .decode(column: "n", as: Int.self) == 0
+            }
             let renewals = try await sql.raw(
                 "SELECT COUNT(*) AS n FROM app_store_transactions WHERE original_transaction_id = \(bind: original)"
             ).first()

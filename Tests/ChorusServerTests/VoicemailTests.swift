@@ -77,7 +77,9 @@ struct VoicemailTests {
             #expect(call["answered_by"] as? String == "machine_end_beep")
             #expect(call["machine_detection_http_status"] as? Int == 204)
             #expect(call["media_frames_received"] as? Int == 0, "audio reached the machine: \(call)")
-            #expect(call["ended_by"] as? String == "rest_hangup")
+            // The server ends it: by the REST hang-up, or — when its bridge closes the machine's stream first, which
+            // under load it can — by closing the stream (the hang-up then finds the call ended).
+            #expect(["rest_hangup", "server_closed_stream"].contains(call["ended_by"] as? String ?? ""), "\(call)")
             #expect(!(detail.transcript ?? []).contains { $0.speaker == "assistant" })
             #expect(detail.latency?.firstAudioMs == nil)
             // The placed call asked for asynchronous detection with a signed callback on our route.
@@ -113,7 +115,7 @@ struct VoicemailTests {
             // The long greeting held the AI's words; a fax's first tone is a short sound followed by silence, which the
             // gate takes for a "hello", so the AI may have started before detection said `fax` (a machine hears it).
             #expect(try await Self.sandboxCall(server, sid: silent.callSid)["media_frames_received"] as? Int == 0)
-            #expect(try await Self.sandboxCall(server, sid: fax.callSid)["ended_by"] as? String == "rest_hangup")
+            #expect(["rest_hangup", "server_closed_stream"].contains(try await Self.sandboxCall(server, sid: fax.callSid)["ended_by"] as? String ?? ""))
             try await LiveCallTests.expectNothingOpen(server)
         }
     }
