@@ -268,7 +268,7 @@ public struct MediaStreamBridgeMachine: Sendable {
         guard phase == .streaming, opening == .holding else { return [] }
         opening = .released
         releaseCause = cause
-        if let started = streamStartedAt { releasedAfterMilliseconds = Int(now &- started) }
+        if let started = streamStartedAt { releasedAfterMilliseconds = now >= started ? Int(clamping: now - started) : 0 }
         return requestFirstResponseIfPossible()
     }
 
@@ -306,7 +306,7 @@ public struct MediaStreamBridgeMachine: Sendable {
     /// When the machine next needs ``deadlineReached(at:)``: while the first words are held, a message plays, or the
     /// goodbye after an opt-out plays.
     public var nextDeadline: UInt64? {
-        let goodbye = optOutAt.map { $0 &+ UInt64(CallOptOut.goodbyeLimitMilliseconds) }
+        let goodbye = optOutAt.map { $0 &+ UInt64(clamping: CallOptOut.goodbyeLimitMilliseconds) }
         guard let gate = gateDeadline else { return isEnded ? nil : goodbye }
         return goodbye.map { min($0, gate) } ?? gate
     }
@@ -317,12 +317,12 @@ public struct MediaStreamBridgeMachine: Sendable {
         case .released:
             return nil
         case .leavingMessage:
-            return messageStartedAt.map { $0 &+ UInt64(gate.longestMessageMilliseconds) }
+            return messageStartedAt.map { $0 &+ UInt64(clamping: gate.longestMessageMilliseconds) }
         case .holding:
-            var deadline = started &+ UInt64(gate.maximumHoldMilliseconds)
-            if !heardSpeech { deadline = min(deadline, started &+ UInt64(gate.silentAnswerMilliseconds)) }
+            var deadline = started &+ UInt64(clamping: gate.maximumHoldMilliseconds)
+            if !heardSpeech { deadline = min(deadline, started &+ UInt64(clamping: gate.silentAnswerMilliseconds)) }
             if calleeSpeakingSince == nil, !heardLongUtterance, let stopped = lastSpeechStoppedAt {
-                deadline = min(deadline, stopped &+ UInt64(gate.quietAfterUtteranceMilliseconds))
+                deadline = min(deadline, stopped &+ UInt64(clamping: gate.quietAfterUtteranceMilliseconds))
             }
             return deadline
         }
@@ -331,20 +331,20 @@ public struct MediaStreamBridgeMachine: Sendable {
     /// Time passed: releases held first words, ends a message that played too long, or hangs up on a goodbye that
     /// did not finish in time.
     public mutating func deadlineReached(at now: UInt64) -> [Action] {
-        if let optOutAt, now &- optOutAt >= UInt64(CallOptOut.goodbyeLimitMilliseconds) { return end(.optedOut) }
+        if let optOutAt, now &- optOutAt >= UInt64(clamping: CallOptOut.goodbyeLimitMilliseconds) { return end(.optedOut) }
         guard phase == .streaming, let started = streamStartedAt else { return [] }
         switch opening {
         case .released:
             return []
         case .leavingMessage:
-            guard let begun = messageStartedAt, now &- begun >= UInt64(gate.longestMessageMilliseconds) else { return [] }
+            guard let begun = messageStartedAt, now &- begun >= UInt64(clamping: gate.longestMessageMilliseconds) else { return [] }
             return end(.voicemailMessage)
         case .holding:
             let sinceAnswer = now &- started
-            if sinceAnswer >= UInt64(gate.maximumHoldMilliseconds) { return release(.holdTimeout, at: now) }
-            if !heardSpeech, sinceAnswer >= UInt64(gate.silentAnswerMilliseconds) { return release(.silentAnswer, at: now) }
+            if sinceAnswer >= UInt64(clamping: gate.maximumHoldMilliseconds) { return release(.holdTimeout, at: now) }
+            if !heardSpeech, sinceAnswer >= UInt64(clamping: gate.silentAnswerMilliseconds) { return release(.silentAnswer, at: now) }
             if calleeSpeakingSince == nil, !heardLongUtterance, let stopped = lastSpeechStoppedAt,
-                now &- stopped >= UInt64(gate.quietAfterUtteranceMilliseconds)
+                now &- stopped >= UInt64(clamping: gate.quietAfterUtteranceMilliseconds)
             {
                 return release(.utteranceEnded, at: now)
             }
@@ -538,7 +538,7 @@ public struct MediaStreamBridgeMachine: Sendable {
     public mutating func calleeStoppedSpeaking(at now: UInt64) {
         guard phase == .streaming else { return }
         if let since = calleeSpeakingSince {
-            if now &- since > UInt64(gate.longestHumanGreetingMilliseconds) { heardLongUtterance = true }
+            if now &- since > UInt64(clamping: gate.longestHumanGreetingMilliseconds) { heardLongUtterance = true }
             calleeSpeakingSince = nil
             lastSpeechStoppedAt = now
         }
