@@ -270,3 +270,45 @@ extension TokenStore {
         if try await load() == tokens { try await clear() }
     }
 }
+
+/// An ``APIRequest`` that knows the type of its answer: built from an ``Endpoint`` of the table, so the SDK never
+/// spells a path or an answer type the table already names.
+struct EndpointRequest<Answer: Sendable>: Sendable {
+    var request: APIRequest
+}
+
+extension Endpoint {
+    /// A request of this endpoint without a body; `parameters` fill the path template's parameters in order.
+    func request(_ parameters: String..., query: [URLQueryItem] = [], authenticated: Bool = true) -> EndpointRequest<Answer> {
+        EndpointRequest(request: APIRequest(method: method.rawValue, path: path(parameters), query: query, authenticated: authenticated))
+    }
+
+    /// A request of this endpoint with `body` as JSON.
+    func request(_ parameters: String..., json body: Body, authenticated: Bool = true) throws -> EndpointRequest<Answer> where Body: Encodable {
+        let data: Data
+        do {
+            data = try ChorusJSON.makeEncoder().encode(body)
+        } catch {
+            throw ChorusError.decoding("Could not encode \(Body.self): \(error)")
+        }
+        return EndpointRequest(
+            request: APIRequest(method: method.rawValue, path: path(parameters), body: .json(data), authenticated: authenticated))
+    }
+}
+
+extension APISession {
+    /// Sends `request` and decodes the endpoint's answer.
+    func send<Answer: Decodable>(_ request: EndpointRequest<Answer>) async throws -> Answer {
+        try await send(request.request, as: Answer.self)
+    }
+
+    /// Sends `request`, whose endpoint answers no content.
+    func send(_ request: EndpointRequest<NoContent>) async throws {
+        try await send(request.request)
+    }
+
+    /// Sends `request`, whose endpoint answers raw bytes (audio, a picture), and returns them.
+    func send(_ request: EndpointRequest<RawContent>) async throws -> Data {
+        try await send(request.request)
+    }
+}

@@ -1,0 +1,4 @@
+extension API.Calls {
+    /// Every endpoint of this area, for the table API/all.
+    public static let endpoints: [AnyEndpoint] = []
+}
