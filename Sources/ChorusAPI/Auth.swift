@@ -64,3 +64,16 @@ public struct LogoutRequest: Codable, Sendable, Equatable {
         case refreshToken = "refresh_token"
     }
 }
+
+/// `POST /auth/logout` answer: `{"detail": "Logged out successfully"}`.
+public struct LogoutResponse: Codable, Sendable, Equatable {
+    public var detail: String
+
+    public init(detail: String) {
+        self.detail = detail
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case detail
+    }
+}
