@@ -115,7 +115,7 @@ final class APISession: Sendable {
     /// `POST /auth/refresh` with `tokens.refreshToken`. A refusal ends the session: the store is cleared and
     /// ``ChorusError/signedOut`` thrown. Other failures (offline, 5xx) leave the session for a later attempt.
     private func refresh(with tokens: StoredTokens) async throws -> StoredTokens {
-        let request = try APIRequest.post("/auth/refresh", json: RefreshRequest(refreshToken: tokens.refreshToken), authenticated: false)
+        let request = try API.Auth.refresh.request(json: RefreshRequest(refreshToken: tokens.refreshToken), authenticated: false).request
         let answer = try await perform(request, accessToken: nil)
         if answer.response.statusCode == 401 {
             try await tokenStore.clear(ifHolding: tokens)

@@ -17,6 +17,6 @@ public struct AccountClient: Sendable {
     /// (tokens, characters, images, audio seconds) and what it cost, per feature (`calls`, `voice_messages`,
     /// `stories`), operation and model. Costs are micro-dollars (1,000,000 = $1).
     public func providerUsage(in period: UsagePeriod = .month) async throws -> ProviderUsageReport {
-        try await session.send(.get("/me/usage", query: [URLQueryItem(name: "period", value: period.rawValue)]), as: ProviderUsageReport.self)
+        try await session.send(API.Auth.providerUsage.request(query: [URLQueryItem(name: "period", value: period.rawValue)]))
     }
 }

@@ -37,16 +37,15 @@ public struct AuthClient: Sendable {
     /// - Throws: ``ChorusError/validation(_:)`` for an invalid email or a password outside 8–128 characters;
     ///   ``ChorusError/api(status:detail:)`` (400) when the email is already registered.
     public func register(email: String, password: String) async throws {
-        let request = try APIRequest.post("/auth/register", json: RegisterRequest(email: email, password: password), authenticated: false)
-        try await signIn(with: request)
+        try await signIn(with: try API.Auth.register.request(json: RegisterRequest(email: email, password: password), authenticated: false))
     }
 
     /// Signs in with email and password (sent as the OAuth2 password form `username=…&password=…`).
     ///
     /// - Throws: ``ChorusError/unauthorized`` when the email or password is wrong.
     public func login(email: String, password: String) async throws {
-        let form = Self.formEncoded([("username", email), ("password", password)])
-        let request = APIRequest(method: "POST", path: "/auth/login", body: .form(form), authenticated: false)
+        var request = API.Auth.login.request(authenticated: false)
+        request.request.body = .form(Self.formEncoded([("username", email), ("password", password)]))
         try await signIn(with: request)
     }
 
@@ -66,9 +65,9 @@ public struct AuthClient: Sendable {
         guard let tokens = try await session.tokenStore.load() else { return }
         var failure: (any Error)?
         do {
-            var request = try APIRequest.post("/auth/logout", json: LogoutRequest(refreshToken: tokens.refreshToken))
-            request.idempotent = true  // revoking a session twice is harmless: retried after a network failure
-            try await session.send(request)
+            var request = try API.Auth.logout.request(json: LogoutRequest(refreshToken: tokens.refreshToken))
+            request.request.idempotent = true  // revoking a session twice is harmless: retried after a network failure
+            _ = try await session.send(request)
         } catch ChorusError.signedOut {
             // The server had already ended the session.
         } catch {
@@ -78,8 +77,8 @@ public struct AuthClient: Sendable {
         if let failure { throw failure }
     }
 
-    private func signIn(with request: APIRequest) async throws {
-        let pair = try await session.send(request, as: TokenResponse.self)
+    private func signIn(with request: EndpointRequest<TokenResponse>) async throws {
+        let pair = try await session.send(request)
         try await session.tokenStore.save(StoredTokens(accessToken: pair.accessToken, refreshToken: pair.refreshToken))
     }
 

@@ -13,28 +13,28 @@ public struct CallsClient: Sendable {
 
     /// The user's plan, trial and usage counters.
     public func usageStats() async throws -> Usage {
-        Usage(try await session.send(.get("/mobile/usage-stats"), as: UsageStatsResponse.self))
+        Usage(try await session.send(API.Calls.usageStats.request()))
     }
 
     /// Whether the user may place a call now and, if not, why and what they could buy
     /// (``CallPermission/upgradeOptions``). Nothing is charged.
     public func callPermission() async throws -> CallPermission {
-        CallPermission(try await session.send(.post("/mobile/check-call-permission"), as: CallPermissionResponse.self))
+        CallPermission(try await session.send(API.Calls.checkCallPermission.request()))
     }
 
     /// The subscription plans and the add-on pack, with their App Store product ids.
     public func pricing() async throws -> Pricing {
-        Pricing(try await session.send(.get("/mobile/pricing"), as: PricingResponse.self))
+        Pricing(try await session.send(API.Calls.pricing.request()))
     }
 
     /// The built-in scenarios a call can use, in display order.
     public func scenarios() async throws -> [Scenario] {
-        try await session.send(.get("/mobile/scenarios"), as: ScenariosResponse.self).scenarios.map(Scenario.init)
+        try await session.send(API.Calls.scenarios.request()).scenarios.map(Scenario.init)
     }
 
     /// The AI voices.
     public func voices() async throws -> [Voice] {
-        try await session.send(.get("/mobile/voices"), as: VoicesResponse.self).voices.map(Voice.init)
+        try await session.send(API.Calls.voices.request()).voices.map(Voice.init)
     }
 
     // MARK: Calls
@@ -54,9 +54,9 @@ public struct CallsClient: Sendable {
     ///   monthly limit reached), with what the user could buy; ``ChorusError/validation(_:)`` for a malformed number;
     ///   ``ChorusError/api(status:detail:)`` for an unknown scenario (400) or a key still in progress (409).
     public func makeCall(to phoneNumber: String, scenario: String = "default", idempotencyKey: UUID = UUID()) async throws -> PlacedCall {
-        var request = try APIRequest.post("/mobile/make-call", json: MakeCallRequest(phoneNumber: phoneNumber, scenario: scenario))
-        request.headers["Idempotency-Key"] = idempotencyKey.uuidString.lowercased()
-        return PlacedCall(try await session.send(request, as: MakeCallResponse.self))
+        var request = try API.Calls.makeCall.request(json: MakeCallRequest(phoneNumber: phoneNumber, scenario: scenario))
+        request.request.headers["Idempotency-Key"] = idempotencyKey.uuidString.lowercased()
+        return PlacedCall(try await session.send(request))
     }
 
     /// The user's most recent calls, newest first, and how many calls they made in all.
@@ -64,8 +64,8 @@ public struct CallsClient: Sendable {
     /// - Parameter limit: how many calls to return, 1–100.
     /// - Throws: ``ChorusError/validation(_:)`` (field `limit`) for a limit outside 1–100.
     public func callHistory(limit: Int = 10) async throws -> CallHistory {
-        let request = APIRequest.get("/mobile/call-history", query: [URLQueryItem(name: "limit", value: String(limit))])
-        return CallHistory(try await session.send(request, as: CallHistoryResponse.self))
+        let request = API.Calls.callHistory.request(query: [URLQueryItem(name: "limit", value: String(limit))])
+        return CallHistory(try await session.send(request))
     }
 
     /// One call with its timeline, transcript and latency figures.
@@ -73,14 +73,14 @@ public struct CallsClient: Sendable {
     /// - Parameter sid: a ``Call/sid`` or ``PlacedCall/sid``.
     /// - Throws: ``ChorusError/notFound`` when the user has no call with this id.
     public func call(sid: String) async throws -> CallDetail {
-        CallDetail(try await session.send(.get("/mobile/calls/\(sid)"), as: CallDetailResponse.self))
+        CallDetail(try await session.send(API.Calls.call.request(sid)))
     }
 
     /// Deletes a call's transcript for good; the call stays in the history, and ``CallDetail/transcript`` is then `nil`.
     ///
     /// - Throws: ``ChorusError/notFound`` when the user has no call with this id.
     public func deleteTranscript(sid: String) async throws {
-        try await session.send(APIRequest(method: "DELETE", path: "/mobile/calls/\(sid)/transcript"))
+        try await session.send(API.Calls.deleteTranscript.request(sid))
     }
 
     // MARK: Scheduled calls
@@ -104,14 +104,14 @@ public struct CallsClient: Sendable {
         to phoneNumber: String, scenario: String = "default", at time: Date? = nil, idempotencyKey: UUID = UUID()
     ) async throws -> ScheduledCall {
         let body = ScheduleCallRequest(phoneNumber: phoneNumber, scenario: scenario, scheduledTime: time)
-        var request = try APIRequest.post("/mobile/schedule-call", json: body)
-        request.headers["Idempotency-Key"] = idempotencyKey.uuidString.lowercased()
-        return ScheduledCall(try await session.send(request, as: ScheduledCallDTO.self))
+        var request = try API.Calls.scheduleCall.request(json: body)
+        request.request.headers["Idempotency-Key"] = idempotencyKey.uuidString.lowercased()
+        return ScheduledCall(try await session.send(request))
     }
 
     /// The user's scheduled calls, whatever their status.
     public func scheduledCalls() async throws -> [ScheduledCall] {
-        try await session.send(.get("/mobile/scheduled-calls"), as: ScheduledCallsResponse.self).scheduledCalls.map(ScheduledCall.init)
+        try await session.send(API.Calls.scheduledCalls.request()).scheduledCalls.map(ScheduledCall.init)
     }
 
     /// Cancels a scheduled call that is still ``ScheduledCall/Status-swift.enum/scheduled``. Cancelling it again
@@ -123,15 +123,14 @@ public struct CallsClient: Sendable {
     ///   (409) when the call is already being placed or over.
     @discardableResult
     public func cancelScheduledCall(id: Int) async throws -> ScheduledCall {
-        let request = APIRequest(method: "DELETE", path: "/mobile/scheduled-calls/\(id)")
-        return ScheduledCall(try await session.send(request, as: ScheduledCallDTO.self))
+        ScheduledCall(try await session.send(API.Calls.cancelScheduledCall.request(String(id))))
     }
 
     // MARK: Custom scenarios
 
     /// The user's custom scenarios.
     public func customScenarios() async throws -> [CustomScenario] {
-        try await session.send(.get("/mobile/custom-scenarios"), as: CustomScenariosResponse.self).customScenarios.map(CustomScenario.init)
+        try await session.send(API.Calls.customScenarios.request()).customScenarios.map(CustomScenario.init)
     }
 
     /// Creates a custom scenario; its ``CustomScenario/id`` can then be used as a call's scenario. Needs an active
@@ -153,11 +152,10 @@ public struct CallsClient: Sendable {
     public func createCustomScenario(
         name: String, persona: String, voiceID: String, leavesVoicemailMessage: Bool = false
     ) async throws -> CustomScenario {
-        let request = try APIRequest.post(
-            "/mobile/custom-scenarios",
+        let request = try API.Calls.createCustomScenario.request(
             json: CreateCustomScenarioRequest(
                 name: name, persona: persona, voice: voiceID, voicemail: leavesVoicemailMessage ? "leave_message" : "hang_up"))
-        return CustomScenario(try await session.send(request, as: CustomScenarioDTO.self))
+        return CustomScenario(try await session.send(request))
     }
 
     /// Deletes a custom scenario.
@@ -166,6 +164,6 @@ public struct CallsClient: Sendable {
     /// - Throws: ``ChorusError/notFound`` when the user has no such scenario — which is also what a retry after a
     ///   lost answer meets when the first attempt did delete it: either way the scenario is gone.
     public func deleteCustomScenario(id: String) async throws {
-        try await session.send(APIRequest(method: "DELETE", path: "/mobile/custom-scenarios/\(id)"))
+        try await session.send(API.Calls.deleteCustomScenario.request(id))
     }
 }

@@ -49,10 +49,10 @@ public struct PurchasesClient: Sendable {
 
     /// The user's subscription: plan, state (active, cancelled, in a grace period…), dates and renewal.
     public func subscriptionStatus() async throws -> SubscriptionStatus {
-        SubscriptionStatus(try await session.send(.get("/mobile/subscription-status"), as: SubscriptionStatusResponse.self))
+        SubscriptionStatus(try await session.send(API.Purchases.subscriptionStatus.request()))
     }
 
     private func send(_ body: PurchaseRequest) async throws -> PurchaseResult {
-        PurchaseResult(try await session.send(try APIRequest.post("/mobile/purchase-subscription", json: body), as: PurchaseResponse.self))
+        PurchaseResult(try await session.send(try API.Purchases.purchase.request(json: body)))
     }
 }

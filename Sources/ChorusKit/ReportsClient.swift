@@ -25,11 +25,11 @@ public struct ReportsClient: Sendable {
 
     /// The user's reports, newest first, with their status.
     public func reports() async throws -> [ContentReport] {
-        try await session.send(.get("/mobile/reports"), as: ReportsResponse.self).reports.map(ContentReport.init)
+        try await session.send(API.Calls.reports.request()).reports.map(ContentReport.init)
     }
 
     private func file(_ body: CreateReportRequest) async throws -> ContentReport {
-        ContentReport(try await session.send(try APIRequest.post("/mobile/reports", json: body), as: ReportDTO.self))
+        ContentReport(try await session.send(try API.Calls.createReport.request(json: body)))
     }
 }
 
