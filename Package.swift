@@ -82,7 +82,6 @@ let package = Package(
             name: "ChorusServer",
             dependencies: [
                 "ChorusProviders",
-                "ChorusSandbox",
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "Fluent", package: "fluent"),
                 .product(name: "FluentKit", package: "fluent-kit"),
@@ -100,10 +99,16 @@ let package = Package(
             resources: [.copy("Resources/openapi.json"), .copy("Resources/web")],
             swiftSettings: swiftSettings
         ),
+        // The sandbox embedded in a development server: composed in by chorus, chorus-bench and the tests' servers.
+        .target(
+            name: "ChorusEmbeddedSandbox",
+            dependencies: ["ChorusServer", "ChorusSandbox", .product(name: "Vapor", package: "vapor")],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "chorus",
             dependencies: [
-                "ChorusServer", "ChorusSandbox",
+                "ChorusServer", "ChorusSandbox", "ChorusEmbeddedSandbox",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -114,7 +119,7 @@ let package = Package(
         .executableTarget(
             name: "chorus-bench",
             dependencies: [
-                "ChorusServer", "ChorusAPI", "ChorusSandbox", "ChorusProviders", "ChorusCore", "CChorusFloor",
+                "ChorusServer", "ChorusAPI", "ChorusSandbox", "ChorusEmbeddedSandbox", "ChorusProviders", "ChorusCore", "CChorusFloor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Vapor", package: "vapor"),
@@ -142,7 +147,7 @@ let package = Package(
         // Shared by the test targets: starting a real server on a loopback port.
         .target(
             name: "ChorusTestSupport",
-            dependencies: ["ChorusServer", .product(name: "Vapor", package: "vapor")],
+            dependencies: ["ChorusServer", "ChorusSandbox", "ChorusEmbeddedSandbox", .product(name: "Vapor", package: "vapor")],
             path: "Tests/ChorusTestSupport",
             resources: [.copy("Specs")],
             swiftSettings: swiftSettings
@@ -181,7 +186,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChorusKitTests",
-            dependencies: ["ChorusKit", "ChorusServer", "ChorusTestSupport"],
+            dependencies: ["ChorusKit", "ChorusServer", "ChorusSandbox", "ChorusTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

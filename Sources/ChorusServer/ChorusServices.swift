@@ -2,11 +2,13 @@ import ChorusAPI
 import ChorusCore
 import ChorusProviders
 import Foundation
+import Prometheus
 import SQLKit
 import Vapor
 
-/// The dependencies of every controller, built once at start-up (the composition root is `ChorusApp`).
-struct ChorusServices: Sendable {
+/// The dependencies of every controller and job, built once at start-up by ``live(_:configuration:embedded:options:)``
+/// and wired into an application by ``ChorusApp/configure(_:services:options:)``.
+public struct ChorusServices: Sendable {
     let configuration: ChorusConfiguration
     let tokens: TokenIssuer
     let passwords: PasswordHasher
@@ -47,6 +49,12 @@ struct ChorusServices: Sendable {
     let providerHealth: ProviderHealth
     /// Phone numbers as keyed hashes, for the tables that must recognise a number without storing it.
     let numberHasher: PhoneNumberHasher
+    /// The configured OpenAI models' lifecycle (checked at startup and every interval; the console shows it).
+    let modelLifecycle: ModelLifecycleWatch
+    /// This instance's metrics (`/metrics`).
+    let metrics: PrometheusCollectorRegistry
+    /// The provider emulators served by this server under `/sandbox`, if any.
+    let embedded: (any EmbeddedProviders)?
 
     /// The database as seen from `eventLoop`.
     func store(_ database: any SQLDatabase, on eventLoop: any EventLoop) -> ChorusStore {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import ChorusAPI
+import ChorusEmbeddedSandbox
 import ChorusProviders
 import ChorusServer
 import Foundation
@@ -52,7 +53,9 @@ struct BenchServer: Sendable {
         options.bcryptCost = 4
         let speechVerbatim = SpeechVerbatimStatistics()
         options.speechVerbatim = speechVerbatim
-        try await ChorusApp.configure(app, configuration: configuration, options: options)
+        let embedded = try EmbeddedSandbox.forServer(app, configuration: configuration, options: options)
+        let services = try await ChorusServices.live(app, configuration: configuration, embedded: embedded, options: options)
+        try await ChorusApp.configure(app, services: services, options: options)
         try await app.asyncBoot()
         try await app.server.start(address: .hostname("127.0.0.1", port: port))
         return BenchServer(app: app, port: port, directory: directory, speechVerbatim: speechVerbatim)

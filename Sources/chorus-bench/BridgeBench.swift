@@ -2,6 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import ChorusAPI
 import ChorusCore
+import ChorusEmbeddedSandbox
 import ChorusProviders
 import ChorusSandbox
 import ChorusServer
@@ -255,7 +256,9 @@ struct ChorusBridgeBench {
         var options = ChorusApp.Options()
         options.bcryptCost = 4
         let metrics = options.bridgeMetrics
-        try await ChorusApp.configure(app, configuration: configuration, options: options)
+        let embedded = try EmbeddedSandbox.forServer(app, configuration: configuration, options: options)
+        let services = try await ChorusServices.live(app, configuration: configuration, embedded: embedded, options: options)
+        try await ChorusApp.configure(app, services: services, options: options)
         try await app.asyncBoot()
         try await app.server.start(address: .hostname("127.0.0.1", port: port))
         let base = "http://127.0.0.1:\(port)"

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChorusEmbeddedSandbox
 import ChorusServer
 import Foundation
 import Logging
@@ -44,7 +45,10 @@ struct Serve: AsyncParsableCommand {
         }
         let app = try await makeApplication(configuration)
         do {
-            try await ChorusApp.configure(app, configuration: configuration)
+            // The sandbox under /sandbox outside production; the providers, live or sandbox; then the application.
+            let embedded = try EmbeddedSandbox.forServer(app, configuration: configuration, options: ChorusApp.Options())
+            let services = try await ChorusServices.live(app, configuration: configuration, embedded: embedded)
+            try await ChorusApp.configure(app, services: services)
             app.logger.notice(
                 "Chorus listening",
                 metadata: [

@@ -1,3 +1,4 @@
+import ChorusEmbeddedSandbox
 import ChorusServer
 import Foundation
 import NIOCore
@@ -62,7 +63,9 @@ public final class LoopbackServer: Sendable {
         let app = try await Application.make(.testing)
         app.logger.logLevel = .warning
         do {
-            try await ChorusApp.configure(app, configuration: configuration, options: options)
+            let embedded = try EmbeddedSandbox.forServer(app, configuration: configuration, options: options)
+            let services = try await ChorusServices.live(app, configuration: configuration, embedded: embedded, options: options)
+            try await ChorusApp.configure(app, services: services, options: options)
             try await app.asyncBoot()
             try await app.server.start(address: .hostname("127.0.0.1", port: port))
         } catch {

@@ -2,18 +2,15 @@ import ChorusAPI
 import ChorusCore
 import ChorusProviders
 import ChorusSandbox
-import Fluent
-import FluentPostgresDriver
-import FluentSQLiteDriver
+import ChorusServer
 import Foundation
-import SQLKit
 import Vapor
 
 /// `chorus sandbox appstore`: sandbox App Store purchases and notifications for the accounts of a running server,
 /// signed by the sandbox authority in the server's data directory (which the server trusts outside production).
 ///
-/// It reads the server's database (the same `CHORUS_DATABASE_URL`) to find accounts, subscriptions and add-on
-/// purchases, and never writes to it: a purchase is applied when the app (or `curl`) posts it to
+/// It reads the server's database (the same `CHORUS_DATABASE_URL`, through ``PurchaseRecords``) to find accounts,
+/// subscriptions and add-on purchases, and never writes to it: a purchase is applied when the app (or `curl`) posts it to
 /// `POST /mobile/purchase-subscription`, a notification when it reaches the server's webhook.
 public struct SandboxAppStoreTool: Sendable {
     /// The server's configuration (data directory, database, App Store settings, catalog, URLs).
@@ -70,10 +67,10 @@ public struct SandboxAppStoreTool: Sendable {
             kind = .consumable
         }
         let normalized = email.trimmingCharacters(in: .whitespaces).lowercased()
-        let user = try await withStore { store in try await store.user(email: normalized) }
-        guard let user else { throw SandboxAppStoreToolError("no account is registered with the email \(normalized)") }
-        guard let token = UUID(uuidString: user.id) else {
-            throw SandboxAppStoreToolError("the account id \(user.id) is not a UUID and cannot be an appAccountToken")
+        let userID = try await withRecords { records in try await records.accountID(email: normalized) }
+        guard let userID else { throw SandboxAppStoreToolError("no account is registered with the email \(normalized)") }
+        guard let token = UUID(uuidString: userID) else {
+            throw SandboxAppStoreToolError("the account id \(userID) is not a UUID and cannot be an appAccountToken")
         }
         return try makeStore().issueTransaction(productID: productID, kind: kind, appAccountToken: token)
     }
@@ -93,7 +90,7 @@ public struct SandboxAppStoreTool: Sendable {
         guard let id = order.originalTransactionID else {
             throw SandboxAppStoreToolError("a notification needs the transaction id of the purchase it is about")
         }
-        let found = try await withStore { store in try await store.sandboxToolPurchase(id: id) }
+        let found = try await withRecords { records in try await records.purchase(transactionID: id) }
         guard let found else {
             throw SandboxAppStoreToolError("no subscription or add-on purchase with the transaction id \(id) is stored")
         }
@@ -136,27 +133,16 @@ public struct SandboxAppStoreTool: Sendable {
             bundleID: settings.bundleID, environment: storeEnvironment, appAppleID: settings.appAppleID)
     }
 
-    /// Runs `body` with the server's database, opened in a short-lived application.
-    private func withStore<R: Sendable>(_ body: @escaping @Sendable (ChorusStore) async throws -> R) async throws -> R {
-        let app = try await makeApplication()
+    /// Runs `body` with the server's database (a SQLite file must exist: the tool never creates one).
+    private func withRecords<R: Sendable>(_ body: (PurchaseRecords) async throws -> R) async throws -> R {
+        if case .sqlite(let path) = configuration.database, !FileManager.default.fileExists(atPath: path) {
+            throw SandboxAppStoreToolError(
+                "there is no database at \(path): run the server (or `chorus migrate`) with the same CHORUS_DATABASE_URL first")
+        }
         do {
-            switch configuration.database {
-            case .sqlite(let path):
-                guard FileManager.default.fileExists(atPath: path) else {
-                    throw SandboxAppStoreToolError(
-                        "there is no database at \(path): run the server (or `chorus migrate`) with the same CHORUS_DATABASE_URL first")
-                }
-                app.databases.use(.sqlite(.file(path)), as: .sqlite)
-            case .postgres(let url):
-                app.databases.use(.postgres(configuration: try SQLPostgresConfiguration(url: url), maxConnectionsPerEventLoop: 1), as: .psql)
-            }
-            guard let sql = app.db as? any SQLDatabase else { throw SandboxAppStoreToolError("the database does not speak SQL") }
-            let result = try await body(ChorusStore(sql: sql, writeGate: WriteGate()))
-            try await app.asyncShutdown()
-            return result
-        } catch {
-            try? await app.asyncShutdown()
-            throw error
+            return try await body(PurchaseRecords(configuration: configuration))
+        } catch let error as PurchaseRecordsError {
+            throw SandboxAppStoreToolError(error.description)
         }
     }
 
@@ -213,41 +199,5 @@ public struct SandboxAppStoreToolError: Error, CustomStringConvertible, Sendable
     public init(_ description: String, exitCode: Int32 = 1) {
         self.description = description
         self.exitCode = exitCode
-    }
-}
-
-/// A stored purchase as the sandbox tool needs it: a subscription's latest transaction, or an add-on's.
-struct SandboxToolPurchase: Sendable {
-    var userID: String
-    var transactionID: String
-    var originalTransactionID: String
-    var productID: String
-    var purchaseDate: Date
-    var originalPurchaseDate: Date?
-    var expiresDate: Date?
-    var willRenew: Bool
-    var autoRenewProductID: String?
-}
-
-extension ChorusStore {
-    /// The subscription whose original transaction id is `id`, or the subscription or add-on purchase one of whose
-    /// transactions is `id`.
-    fileprivate func sandboxToolPurchase(id: String) async throws -> SandboxToolPurchase? {
-        let row = try await sql.raw("SELECT * FROM app_store_transactions WHERE transaction_id = \(bind: id)").first()
-        let original = try row?.string("original_transaction_id") ?? id
-        let firstRow = try await sql.raw("SELECT * FROM app_store_transactions WHERE transaction_id = \(bind: original)").first()
-        let originalPurchaseDate = try firstRow?.date("purchase_date")
-        if let subscription = try await subscription(originalTransactionID: original) {
-            let snapshot = subscription.snapshot
-            return SandboxToolPurchase(
-                userID: subscription.userID, transactionID: snapshot.latestTransactionID, originalTransactionID: original,
-                productID: snapshot.productID, purchaseDate: snapshot.purchaseDate, originalPurchaseDate: originalPurchaseDate,
-                expiresDate: snapshot.expiresAt, willRenew: snapshot.willRenew, autoRenewProductID: snapshot.autoRenewProductID)
-        }
-        guard let row else { return nil }
-        return SandboxToolPurchase(
-            userID: try row.string("user_id"), transactionID: try row.string("transaction_id"), originalTransactionID: original,
-            productID: try row.string("product_id"), purchaseDate: try row.date("purchase_date"), originalPurchaseDate: originalPurchaseDate,
-            expiresDate: try row.optionalDate("expires_date"), willRenew: true, autoRenewProductID: nil)
     }
 }
