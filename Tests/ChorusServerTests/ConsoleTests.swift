@@ -70,7 +70,7 @@ struct ConsoleTests {
 
     static func setRole(_ server: TestServer, email: String, role: String) async throws {
         let store = ChorusStore(sql: server.app.db as! any SQLDatabase, reader: nil, writeGate: WriteGate())
-        #expect(try await store.setRole(email: email, role: role))
+        #expect(try await store.console.setRole(email: email, role: role))
     }
 
     @Test("admins only, cookie sessions, CSRF on every change, the overview's figures, an audited action, revocation", arguments: TestDatabase.all)
@@ -257,7 +257,7 @@ extension ConsoleTests {
 
             // A job that failed for good runs again when asked (and fails again: its kind has no handler).
             let store = ChorusStore(sql: server.app.db as! any SQLDatabase, reader: nil, writeGate: WriteGate())
-            let jobID = try await store.enqueueJob(kind: "no_such_job", payload: "", runAt: Date(), now: Date())
+            let jobID = try await store.jobs.enqueueJob(kind: "no_such_job", payload: "", runAt: Date(), now: Date())
             try await server.eventually("the job fails") {
                 try await (server.app.db as! any SQLDatabase).raw("SELECT status FROM jobs WHERE id = \(bind: Int64(jobID))").first()?
                     .decode(column: "status", as: String.self) == "failed"

@@ -172,7 +172,7 @@ struct InvitationTests {
             let members = try await server.request(.GET, "/conversations/\(groupID)", token: alice.token).decode(ConversationDTO.self).members
             #expect(members.filter { $0.userID == bob.id }.count == 1)
             let store = ChorusStore(sql: server.app.db as! any SQLDatabase, writeGate: WriteGate())
-            let rows = try await store.memberIDs(conversationID: groupID)
+            let rows = try await store.messaging.memberIDs(conversationID: groupID)
             #expect(rows.sorted() == [alice.id, bob.id].sorted())
         }
     }

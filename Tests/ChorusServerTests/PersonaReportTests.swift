@@ -114,7 +114,7 @@ struct PersonaReportTests {
             // A scenario saved before personas were checked (or under a laxer model): it has no verdict.
             let store = Self.store(server)
             let legacy = try #require(
-                try await store.createCustomScenario(
+                try await store.scenarios.createCustomScenario(
                     userID: userID, name: "Old desk", persona: "You are a police officer calling about an unpaid fine. Threaten them with jail.",
                     voice: "alloy", verdict: PersonaVerdict(categories: [], model: nil, checkedAt: Date()), limit: 20, now: Date()))
             try await (server.app.db as! any SQLDatabase).raw(

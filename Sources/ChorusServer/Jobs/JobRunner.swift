@@ -82,7 +82,7 @@ final class JobRunner: LifecycleHandler, Sendable {
 
     private func claim(store: ChorusStore) async throws -> ClaimedJob? {
         let now = clock()
-        return try await store.claimJob(owner: owner, now: now, leaseUntil: now.addingTimeInterval(lease))
+        return try await store.jobs.claimJob(owner: owner, now: now, leaseUntil: now.addingTimeInterval(lease))
     }
 
     /// Runs one claimed job to completion, failure or retry, keeping its lease alive while it runs.
@@ -92,14 +92,14 @@ final class JobRunner: LifecycleHandler, Sendable {
         jobLogger[metadataKey: "job_kind"] = .string(job.kind)
         do {
             guard let handler = handlers[job.kind] else {
-                try await store.failJob(id: job.id, owner: owner, error: "no handler for \(job.kind)", retryAt: nil, now: clock())
+                try await store.jobs.failJob(id: job.id, owner: owner, error: "no handler for \(job.kind)", retryAt: nil, now: clock())
                 return
             }
             let heartbeat = Task { [lease, owner, clock] in
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .milliseconds(Int(lease * 1000 / 3)))
                     guard !Task.isCancelled else { return }
-                    try? await store.extendJobLease(id: job.id, owner: owner, until: clock().addingTimeInterval(lease))
+                    try? await store.jobs.extendJobLease(id: job.id, owner: owner, until: clock().addingTimeInterval(lease))
                 }
             }
             // The heartbeat ends (and is waited for) before the job's outcome is recorded: no query outlives the job.
@@ -113,13 +113,13 @@ final class JobRunner: LifecycleHandler, Sendable {
                     try await handler(job, store, jobLogger)
                 }
                 await stopHeartbeat()
-                try await store.completeJob(id: job.id, owner: owner)
+                try await store.jobs.completeJob(id: job.id, owner: owner)
             } catch {
                 await stopHeartbeat()
                 let permanent = error is PermanentFailure || job.attempts >= job.maxAttempts
                 let retryAt = permanent ? nil : clock().addingTimeInterval(min(600, 5 * pow(2, Double(job.attempts - 1))))
                 jobLogger.warning("job failed", metadata: ["error": .string("\(error)"), "will_retry": .stringConvertible(!permanent)])
-                try await store.failJob(id: job.id, owner: owner, error: "\(error)", retryAt: retryAt, now: clock())
+                try await store.jobs.failJob(id: job.id, owner: owner, error: "\(error)", retryAt: retryAt, now: clock())
             }
         } catch {
             jobLogger.error("could not record the job's outcome", metadata: ["error": .string("\(error)")])

@@ -21,7 +21,7 @@ struct UsageController: RouteCollection {
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let now = services.now()
         let since = calendar.dateInterval(of: period == "day" ? .day : .month, for: now)?.start ?? now
-        let totals = try await req.store.usageTotals(userID: user.id, since: since)
+        let totals = try await req.store.metering.usageTotals(userID: user.id, since: since)
         let features = MeteredFeature.allCases.compactMap { feature -> FeatureUsage? in
             let items = totals.filter { $0.feature == feature }
             guard !items.isEmpty else { return nil }

@@ -3,7 +3,8 @@ import Foundation
 import Logging
 import SQLKit
 
-/// Access to the database for every repository: plain SQL through SQLKit, identical on SQLite and PostgreSQL.
+/// Access to the database: plain SQL through SQLKit, identical on SQLite and PostgreSQL. The queries live in one store
+/// per area (``StoreArea``, `Persistence/Stores/`), reached from here (`store.calls`) or from a transaction (`tx.calls`).
 ///
 /// Money paths never read-modify-write: they are single compare-and-set statements, or run inside
 /// ``writeTransaction(_:)``, which takes SQLite's write lock up front (`BEGIN IMMEDIATE`) so concurrent writers
@@ -71,6 +72,48 @@ struct ChorusStore: Sendable {
     func ping() async throws {
         _ = try await reader.raw("SELECT 1 AS one").first()
     }
+}
+
+/// The queries of one area (the tables it owns), on the database or the transaction of `base`.
+///
+/// A store holds nothing but `base`: reached from a transaction's `ChorusStore` (`tx.calls`), its statements run on
+/// that transaction's connection.
+protocol StoreArea: Sendable {
+    var base: ChorusStore { get }
+}
+
+extension StoreArea {
+    /// Writes (and reads that must see an open transaction's writes).
+    var sql: any SQLDatabase { base.sql }
+    /// Plain reads (``ChorusStore/reader``).
+    var reader: any SQLDatabase { base.reader }
+    var dialect: ChorusStore.Dialect { base.dialect }
+
+    /// ``ChorusStore/writeTransaction(_:)``: joins the transaction `base` runs in, if any.
+    func writeTransaction<R: Sendable>(_ body: @escaping @Sendable (ChorusStore) async throws -> R) async throws -> R {
+        try await base.writeTransaction(body)
+    }
+}
+
+extension ChorusStore {
+    var accounts: AccountStore { AccountStore(base: self) }
+    var callBridge: CallBridgeStore { CallBridgeStore(base: self) }
+    var calls: CallStore { CallStore(base: self) }
+    var console: ConsoleStore { ConsoleStore(base: self) }
+    var destinations: DestinationStore { DestinationStore(base: self) }
+    var idempotency: IdempotencyStore { IdempotencyStore(base: self) }
+    var invitations: InvitationStore { InvitationStore(base: self) }
+    var jobs: JobStore { JobStore(base: self) }
+    var messaging: MessagingStore { MessagingStore(base: self) }
+    var metering: MeteringStore { MeteringStore(base: self) }
+    var purchases: PurchaseStore { PurchaseStore(base: self) }
+    var reports: ReportStore { ReportStore(base: self) }
+    var scenarios: ScenarioStore { ScenarioStore(base: self) }
+    var schedules: ScheduleStore { ScheduleStore(base: self) }
+    var stories: StoryStore { StoryStore(base: self) }
+    var usage: UsageStore { UsageStore(base: self) }
+    var usageLimits: UsageLimitStore { UsageLimitStore(base: self) }
+    var voices: VoiceStore { VoiceStore(base: self) }
 }
 
 extension Date {

@@ -30,8 +30,8 @@ struct AuthController: RouteCollection {
         let hash = try await services.passwords.hash(body.password, on: req.application.threadPool)
         let user = UserRecord(id: UUID().uuidString.lowercased(), email: email, passwordHash: hash, appType: Self.appType(of: req), createdAt: now)
         let trial = QuotaBucket.trial(registeredAt: now, terms: services.configuration.plans.trial)
-        guard let created = try await req.store.createUser(user, trial: trial) else {
-            for charge in admitted { try await req.store.refundAdmission(scope: charge.scope, period: charge.period) }
+        guard let created = try await req.store.accounts.createUser(user, trial: trial) else {
+            for charge in admitted { try await req.store.usageLimits.refundAdmission(scope: charge.scope, period: charge.period) }
             throw APIError.badRequest("Email already registered")
         }
         req.logger.info("account registered", metadata: ["user_id": .string(created.id), "app_type": .string(created.appType)])
@@ -55,7 +55,7 @@ struct AuthController: RouteCollection {
         validator.check(!(form.password ?? "").isEmpty, "password", "Field required")
         try validator.throwIfInvalid()
         let email = form.username!.trimmingCharacters(in: .whitespaces).lowercased()
-        let user = try await req.store.user(email: email)
+        let user = try await req.store.accounts.user(email: email)
         let valid = try await services.passwords.verify(form.password!, against: user?.passwordHash, on: req.application.threadPool)
         guard valid, let user else {
             req.logger.notice("login failed")
@@ -68,10 +68,10 @@ struct AuthController: RouteCollection {
     func refresh(_ req: Request) async throws -> Response {
         let body = try req.decodeJSON(RefreshRequest.self)
         let now = services.now()
-        switch try await req.store.rotateRefreshToken(hash: TokenIssuer.hash(opaqueToken: body.refreshToken), now: now) {
+        switch try await req.store.accounts.rotateRefreshToken(hash: TokenIssuer.hash(opaqueToken: body.refreshToken), now: now) {
         case .rotated(let userID, let familyID):
             let (token, hash) = TokenIssuer.newOpaqueToken()
-            try await req.store.insertRefreshToken(
+            try await req.store.accounts.insertRefreshToken(
                 hash: hash, userID: userID, familyID: familyID, now: now, expiresAt: now.addingTimeInterval(services.tokens.refreshTokenLifetime)
             )
             let access = try await services.tokens.accessToken(userID: userID, familyID: familyID, now: now)
@@ -91,9 +91,9 @@ struct AuthController: RouteCollection {
         let now = services.now()
         let body = try req.decodeOptionalJSON(LogoutRequest.self)
         if let token = body?.refreshToken {
-            _ = try await req.store.revokeFamily(ofToken: TokenIssuer.hash(opaqueToken: token), userID: user.id, now: now)
+            _ = try await req.store.accounts.revokeFamily(ofToken: TokenIssuer.hash(opaqueToken: token), userID: user.id, now: now)
         } else {
-            try await req.store.revokeFamily(user.sessionID, now: now)
+            try await req.store.accounts.revokeFamily(user.sessionID, now: now)
         }
         services.sessions.forgetAll()  // the session's access tokens stop working now, not when they expire
         return try req.json(ErrorResponse(detail: "Logged out successfully"))
@@ -103,7 +103,7 @@ struct AuthController: RouteCollection {
         let now = services.now()
         let familyID = UUID().uuidString.lowercased()
         let (token, hash) = TokenIssuer.newOpaqueToken()
-        try await req.store.startRefreshFamily(
+        try await req.store.accounts.startRefreshFamily(
             familyID: familyID, userID: userID, tokenHash: hash, now: now, expiresAt: now.addingTimeInterval(services.tokens.refreshTokenLifetime)
         )
         let access = try await services.tokens.accessToken(userID: userID, familyID: familyID, now: now)
@@ -126,14 +126,14 @@ struct AuthController: RouteCollection {
     private func admitSignup(_ req: Request, now: Date) async throws -> [AdmissionCharge] {
         let limits = services.configuration.admission
         let address = req.clientIP
-        let day = ChorusStore.admissionDay(now)
+        let day = UsageLimitStore.admissionDay(now)
         var charges: [AdmissionCharge] = []
         if let limit = limits.signupsPerAddress { charges.append(AdmissionCharge(scope: "signup-ip:" + address, period: day, limit: limit)) }
         if let limit = limits.signupsPerNetwork {
             charges.append(AdmissionCharge(scope: "signup-net:" + limits.network.network(of: address), period: day, limit: limit))
         }
         guard !charges.isEmpty else { return [] }
-        if let refused = try await req.store.chargeAdmission(charges) {
+        if let refused = try await req.store.usageLimits.chargeAdmission(charges) {
             let network = refused.scope.hasPrefix("signup-net:")
             req.logger.notice(
                 "signup refused: the daily signups of the client's \(network ? "network" : "address") are used up",

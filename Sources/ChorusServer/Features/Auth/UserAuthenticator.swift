@@ -36,7 +36,7 @@ struct UserAuthenticator: AsyncMiddleware {
         } catch let error where !(error is APIError) {
             // The account was deleted while the request ran (or since its session was last checked): its writes fail
             // on the missing user row. That is a token that no longer holds, not a server error.
-            if let exists = try? await request.store.userExists(id: user.id), !exists { throw APIError.invalidCredentials }
+            if let exists = try? await request.store.accounts.userExists(id: user.id), !exists { throw APIError.invalidCredentials }
             throw error
         }
     }

@@ -38,7 +38,7 @@ struct CallPlacement: Sendable {
                 id: builtIn.id, name: builtIn.name, voice: builtIn.voice, persona: builtIn.persona, isCustom: false,
                 temperature: builtIn.temperature)
         }
-        if let rowID = CustomScenarioRecord.rowID(fromPublicID: id), let custom = try await store.customScenario(id: rowID, userID: userID) {
+        if let rowID = CustomScenarioRecord.rowID(fromPublicID: id), let custom = try await store.scenarios.customScenario(id: rowID, userID: userID) {
             return ResolvedScenario(
                 id: custom.publicID, name: custom.name, voice: custom.voice, persona: custom.persona, isCustom: true, voicemail: custom.voicemail)
         }
@@ -47,7 +47,7 @@ struct CallPlacement: Sendable {
 
     /// The account of a signed-in user; a token for a deleted user is no longer valid.
     func account(userID: String) async throws -> UsageAccount {
-        guard let account = try await store.usageAccount(userID: userID, entitlements: services.entitlements, now: services.now()) else {
+        guard let account = try await store.usage.usageAccount(userID: userID, entitlements: services.entitlements, now: services.now()) else {
             throw APIError.invalidCredentials
         }
         return account
@@ -82,7 +82,7 @@ struct CallPlacement: Sendable {
     /// counted or charged. The refusal says only that: not when, how, or on whose call.
     /// - Throws: 422 `number_opted_out`.
     func checkNotOptedOut(_ phoneNumber: String) async throws {
-        guard try await store.isOptedOut(hash: services.numberHasher.hash(phoneNumber)) else { return }
+        guard try await store.destinations.isOptedOut(hash: services.numberHasher.hash(phoneNumber)) else { return }
         throw APIError.refused(
             RefusalDetail(error: "number_opted_out", message: "This number has asked not to receive calls from this service."))
     }
@@ -96,7 +96,7 @@ struct CallPlacement: Sendable {
         guard settings.callsPerNumberPerDay != nil || settings.accountsPerNumberPerWeek != nil else { return nil }
         let day = NumberLimitPeriods.day(of: now)
         let week = NumberLimitPeriods.week(of: now)
-        let outcome = try await store.admitNumberCall(
+        let outcome = try await store.destinations.admitNumberCall(
             hash: services.numberHasher.hash(phoneNumber), userID: userID, day: day.key, week: week.key,
             callsPerDay: settings.callsPerNumberPerDay, accountsPerWeek: settings.accountsPerNumberPerWeek)
         switch outcome {
@@ -130,7 +130,7 @@ struct CallPlacement: Sendable {
             return try await chargeAndDial(userID: userID, phoneNumber: phoneNumber, scenario: scenario, scheduleID: scheduleID, free: free)
         } catch {
             if let countedDay {
-                try? await store.releaseNumberCall(hash: services.numberHasher.hash(phoneNumber), day: countedDay)
+                try? await store.destinations.releaseNumberCall(hash: services.numberHasher.hash(phoneNumber), day: countedDay)
             }
             throw error
         }
@@ -144,7 +144,7 @@ struct CallPlacement: Sendable {
             let decision = services.policy.evaluate(try await account(userID: userID), at: services.now())
             let duration = decision.charge?.durationLimitSeconds ?? services.configuration.plans.trial.durationLimitSeconds
             let call = NewCall(userID: userID, phoneNumber: phoneNumber, scenario: scenario.id, durationLimit: duration, scheduleID: scheduleID)
-            reserved = try await store.reserveCall(call, bucket: nil, now: services.now())
+            reserved = try await store.calls.reserveCall(call, bucket: nil, now: services.now())
         }
         for _ in 0..<16 where reserved == nil {
             let decision = try await requirePermission(userID: userID, scenario: scenario)
@@ -154,7 +154,7 @@ struct CallPlacement: Sendable {
             )
             // Another request may empty the bucket between the decision and the compare-and-set: decide again.
             do {
-                reserved = try await store.reserveCall(
+                reserved = try await store.calls.reserveCall(
                     call, bucket: charge.bucket, now: services.now(), trialCallsPerDay: services.configuration.admission.trialCallsPerDay)
             } catch is TrialCallsExhausted {
                 let now = services.now()
@@ -184,7 +184,7 @@ struct CallPlacement: Sendable {
             try await waitForDialSlot()
             placed = try await services.telephony.placeCall(request)
         } catch {
-            try await store.releaseCall(id: call.id, now: services.now())
+            try await store.calls.releaseCall(id: call.id, now: services.now())
             if let error = error as? APIError { throw error }  // the dial queue is too long
             logger.error(
                 "telephony refused the call; charge released",
@@ -199,7 +199,7 @@ struct CallPlacement: Sendable {
                 throw APIError.detail(.badGateway, "Unable to initiate call: the phone service is unavailable, please retry")
             }
         }
-        try await store.attachSid(placed.sid, toCall: call.id, now: services.now())
+        try await store.calls.attachSid(placed.sid, toCall: call.id, now: services.now())
         call.callSid = placed.sid
         // Open the AI's session while the phone rings, so it can speak as soon as the callee answers.
         services.bridges.prepare(callID: call.id, session: services.realtimeSession(for: scenario))
@@ -216,7 +216,7 @@ struct CallPlacement: Sendable {
     /// across every instance (Twilio's account limit), so a burst queues here instead of being refused. Pacing is
     /// physical time, not the service clock.
     private func waitForDialSlot() async throws {
-        let slot = try await store.reserveDialSlot(interval: 1 / services.configuration.callBridge.callsPerSecond, now: Date())
+        let slot = try await store.callBridge.reserveDialSlot(interval: 1 / services.configuration.callBridge.callsPerSecond, now: Date())
         let wait = slot.timeIntervalSinceNow
         if wait > Self.maximumDialWait {
             throw APIError.unavailable(

@@ -15,7 +15,7 @@ extension ChorusServices {
 
     /// Announces the call's current status (read again, so it carries every change saved so far).
     func publishCallStatus(callID: Int, store: ChorusStore) async {
-        guard let call = try? await store.call(id: callID), let item = call.historyItem else { return }
+        guard let call = try? await store.calls.call(id: callID), let item = call.historyItem else { return }
         await publishCallProgress(
             CallProgressDTO(type: "status", callSid: item.callSid, call: item, answeredAt: call.answeredAt, endedAt: call.endedAt),
             userID: call.userID)
@@ -38,7 +38,7 @@ extension CallsController {
         let user = try req.user
         let (stream, loaded) = try await HubEventStream.listening(hub: services.messaging.hub, key: user.id) {
             () async throws -> (CallRecord, CallDetailResponse) in
-            guard let sid = req.parameters.get("call_sid"), let found = try await req.store.call(sid: sid, userID: user.id),
+            guard let sid = req.parameters.get("call_sid"), let found = try await req.store.calls.call(sid: sid, userID: user.id),
                 let detail = try await Self.detail(found, store: req.store)
             else { throw APIError.notFound("Call not found") }
             return (found, detail)
@@ -67,14 +67,14 @@ extension CallsController {
                     continue
                 }
                 if text == HubEventStream.recheck {
-                    if let current = try await store.call(id: call.id), try await finishIfSettled(current, force: true) { return }
+                    if let current = try await store.calls.call(id: call.id), try await finishIfSettled(current, force: true) { return }
                     continue
                 }
                 guard let event = try? decoder.decode(RealtimeEventDTO.self, from: Data(text.utf8)), let progress = event.call,
                     progress.callSid == sid
                 else { continue }
                 try await sse.send(progress.type, progress)
-                if progress.type == "status", let current = try await store.call(id: call.id), try await finishIfSettled(current) { return }
+                if progress.type == "status", let current = try await store.calls.call(id: call.id), try await finishIfSettled(current) { return }
             }
         }
     }

@@ -23,9 +23,9 @@ struct CallReconciliationJob {
 
     func run(_ job: ClaimedJob, store: ChorusStore, logger: Logger) async throws {
         guard let id = Int(job.payload) else { throw JobRunner.PermanentFailure(description: "bad call id \(job.payload)") }
-        guard let call = try await store.call(id: id), !call.status.isTerminal else { return }
+        guard let call = try await store.calls.call(id: id), !call.status.isTerminal else { return }
         guard let sid = call.callSid else {
-            try await store.releaseCall(id: id, now: services.now())
+            try await store.calls.releaseCall(id: id, now: services.now())
             logger.warning("released a call that never reached the provider", metadata: ["call_id": .stringConvertible(id)])
             return
         }
@@ -33,7 +33,7 @@ struct CallReconciliationJob {
         do {
             reported = try await services.telephony.callStatus(callSid: sid)
         } catch TelephonyError.rejected(404, let code, _) where job.attempts >= Self.notFoundAttempts {
-            let update = try await store.applyCallStatus(callID: id, callSid: sid, status: .failed, durationSeconds: 0, now: services.now())
+            let update = try await store.calls.applyCallStatus(callID: id, callSid: sid, status: .failed, durationSeconds: 0, now: services.now())
             if update.applied { await services.publishCallStatus(callID: id, store: store) }
             logger.warning(
                 "the provider does not know the call: settled as failed",
@@ -44,7 +44,7 @@ struct CallReconciliationJob {
             return
         }
         guard let status = CallStatus(rawValue: reported.status), status.isTerminal else { throw StillActive(status: reported.status) }
-        let update = try await store.applyCallStatus(
+        let update = try await store.calls.applyCallStatus(
             callID: id, callSid: sid, status: status, durationSeconds: reported.durationSeconds, now: services.now()
         )
         if update.applied { await services.publishCallStatus(callID: id, store: store) }

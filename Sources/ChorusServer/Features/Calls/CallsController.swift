@@ -40,7 +40,7 @@ struct CallsController: RouteCollection {
         let account = try await placement(req).account(userID: user.id)
         let position = services.policy.position(of: account, at: services.now())
         let windows = UsageWindows.of(position, registeredAt: account.registeredAt)
-        let tally = try await req.store.callTally(userID: user.id, windows: windows)
+        let tally = try await req.store.usage.callTally(userID: user.id, windows: windows)
         return try req.json(UsageReport.usageStats(position, account: account, windows: windows, tally: tally))
     }
 
@@ -135,7 +135,7 @@ struct CallsController: RouteCollection {
             let scenario = try await placement.resolveScenario(body.scenario, userID: user.id)
             try await placement.screen(scenario, userID: user.id)  // and again when the call is placed (issue 17)
             _ = try await placement.requirePermission(userID: user.id, scenario: scenario)
-            let schedule = try await req.store.createSchedule(
+            let schedule = try await req.store.schedules.createSchedule(
                 userID: user.id, phoneNumber: body.phoneNumber, scenario: scenario.id, at: time, now: now
             )
             req.logger.info(
@@ -147,7 +147,7 @@ struct CallsController: RouteCollection {
     @Sendable
     func scheduledCalls(_ req: Request) async throws -> Response {
         let user = try req.user
-        let items = try await req.store.schedules(userID: user.id).map { $0.0.dto(callSid: $0.1) }
+        let items = try await req.store.schedules.schedules(userID: user.id).map { $0.0.dto(callSid: $0.1) }
         return try req.json(ScheduledCallsResponse(scheduledCalls: items))
     }
 
@@ -155,7 +155,7 @@ struct CallsController: RouteCollection {
     func cancelScheduledCall(_ req: Request) async throws -> Response {
         let user = try req.user
         guard let id = req.parameters.get("schedule_id", as: Int.self) else { throw APIError.notFound("Scheduled call not found") }
-        guard let result = try await req.store.cancelSchedule(id: id, userID: user.id, now: services.now()) else {
+        guard let result = try await req.store.schedules.cancelSchedule(id: id, userID: user.id, now: services.now()) else {
             throw APIError.notFound("Scheduled call not found")
         }
         guard result.cancelled || result.record.state == .cancelled else {
@@ -169,14 +169,14 @@ struct CallsController: RouteCollection {
         let user = try req.user
         let limit = try req.query.get(Int?.self, at: "limit") ?? 10
         guard (1...100).contains(limit) else { throw APIError.invalid("limit", "Must be between 1 and 100") }
-        let (calls, total) = try await req.store.callHistory(userID: user.id, limit: limit)
+        let (calls, total) = try await req.store.calls.callHistory(userID: user.id, limit: limit)
         return try req.json(CallHistoryResponse(callHistory: calls.compactMap(\.historyItem), totalCalls: total))
     }
 
     @Sendable
     func call(_ req: Request) async throws -> Response {
         let user = try req.user
-        guard let sid = req.parameters.get("call_sid"), let call = try await req.store.call(sid: sid, userID: user.id),
+        guard let sid = req.parameters.get("call_sid"), let call = try await req.store.calls.call(sid: sid, userID: user.id),
             let detail = try await Self.detail(call, store: req.store)
         else { throw APIError.notFound("Call not found") }
         return try req.json(detail)
@@ -187,7 +187,7 @@ struct CallsController: RouteCollection {
         guard let item = call.historyItem else { return nil }
         let transcript =
             call.transcriptDeletedAt == nil
-            ? try await store.transcript(callID: call.id).map {
+            ? try await store.callBridge.transcript(callID: call.id).map {
                 CallTranscriptLine(speaker: $0.speaker, text: $0.text, atMs: $0.atMilliseconds, interrupted: $0.interrupted)
             } : nil
         let latency = call.bridgeReason.map { _ in
@@ -204,10 +204,10 @@ struct CallsController: RouteCollection {
     @Sendable
     func deleteTranscript(_ req: Request) async throws -> Response {
         let user = try req.user
-        guard let sid = req.parameters.get("call_sid"), let call = try await req.store.call(sid: sid, userID: user.id) else {
+        guard let sid = req.parameters.get("call_sid"), let call = try await req.store.calls.call(sid: sid, userID: user.id) else {
             throw APIError.notFound("Call not found")
         }
-        try await req.store.deleteTranscript(callID: call.id, now: services.now())
+        try await req.store.callBridge.deleteTranscript(callID: call.id, now: services.now())
         return Response(status: .noContent)
     }
 
@@ -241,7 +241,7 @@ struct CallsController: RouteCollection {
             throw PersonaScreening.refusal(verdict)
         }
         guard
-            let record = try await req.store.createCustomScenario(
+            let record = try await req.store.scenarios.createCustomScenario(
                 userID: user.id, name: name, persona: persona, voice: body.voice, verdict: verdict, voicemail: voicemail ?? .hangUp,
                 limit: CustomScenarioRules.maximumPerUser,
                 now: services.now()
@@ -255,14 +255,14 @@ struct CallsController: RouteCollection {
     @Sendable
     func customScenarios(_ req: Request) async throws -> Response {
         let user = try req.user
-        return try req.json(CustomScenariosResponse(customScenarios: try await req.store.customScenarios(userID: user.id).map(\.dto)))
+        return try req.json(CustomScenariosResponse(customScenarios: try await req.store.scenarios.customScenarios(userID: user.id).map(\.dto)))
     }
 
     @Sendable
     func deleteCustomScenario(_ req: Request) async throws -> Response {
         let user = try req.user
         guard let text = req.parameters.get("scenario_id"), let id = CustomScenarioRecord.rowID(fromPublicID: text),
-            try await req.store.deleteCustomScenario(id: id, userID: user.id)
+            try await req.store.scenarios.deleteCustomScenario(id: id, userID: user.id)
         else { throw APIError.notFound("Custom scenario not found") }
         return Response(status: .noContent)
     }
@@ -289,13 +289,13 @@ struct IdempotentResponder {
         guard (1...255).contains(key.utf8.count) else { throw APIError.invalid("Idempotency-Key", "Must be 1 to 255 characters") }
         let fingerprint = SHA256.hash(data: Data(request.utf8)).map { String(format: "%02x", $0) }.joined()
         let now = services.now()
-        switch try await store.claimIdempotencyKey(
+        switch try await store.idempotency.claimIdempotencyKey(
             userID: userID, key: key, fingerprint: fingerprint, now: now, ttl: Self.lifetime, lapse: Self.pendingLapse)
         {
         case .claimed:
             break
         case .reclaimed:
-            let released = try await store.releaseAbandonedCalls(userID: userID, createdBefore: now.addingTimeInterval(-Self.pendingLapse), now: now)
+            let released = try await store.calls.releaseAbandonedCalls(userID: userID, createdBefore: now.addingTimeInterval(-Self.pendingLapse), now: now)
             req.logger.notice("took over an Idempotency-Key left pending", metadata: ["released_calls": .stringConvertible(released)])
         case .inProgress:
             throw APIError.detail(.conflict, "A request with this Idempotency-Key is still in progress")
@@ -310,15 +310,15 @@ struct IdempotentResponder {
         do {
             let response = try await work()
             if response.status.code < 300, let data = response.body.data {
-                try await store.completeIdempotencyKey(
+                try await store.idempotency.completeIdempotencyKey(
                     userID: userID, key: key, status: Int(response.status.code), body: String(decoding: data, as: UTF8.self)
                 )
             } else {
-                try await store.releaseIdempotencyKey(userID: userID, key: key)
+                try await store.idempotency.releaseIdempotencyKey(userID: userID, key: key)
             }
             return response
         } catch {
-            try? await store.releaseIdempotencyKey(userID: userID, key: key)
+            try? await store.idempotency.releaseIdempotencyKey(userID: userID, key: key)
             throw error
         }
     }

@@ -33,7 +33,7 @@ struct MediaStreamController: RouteCollection {
         let token = ChorusApp.randomHex(48)
         var issued = false
         if let callID, let sid = form["CallSid"], !sid.isEmpty {
-            issued = try await req.store.issueStreamToken(
+            issued = try await req.store.callBridge.issueStreamToken(
                 callID: callID, callSid: sid, tokenHash: MediaStreamBridge.hash(token), now: services.now())
         }
         let twiml: String

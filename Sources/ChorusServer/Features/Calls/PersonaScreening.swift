@@ -50,11 +50,11 @@ extension CallPlacement {
     /// scenarios carry their guardrails in their instructions and are not checked.
     func screen(_ scenario: ResolvedScenario, userID: String) async throws {
         guard scenario.isCustom, let rowID = CustomScenarioRecord.rowID(fromPublicID: scenario.id),
-            let record = try await store.customScenario(id: rowID, userID: userID)
+            let record = try await store.scenarios.customScenario(id: rowID, userID: userID)
         else { return }
         if record.disabledAt != nil { throw PersonaScreening.disabled }
         let verdict = try await services.personas.verdict(on: record.screenedText, at: services.now(), logger: logger)
-        try await store.recordVerdict(verdict, customScenarioID: rowID)
+        try await store.scenarios.recordVerdict(verdict, customScenarioID: rowID)
         guard verdict.allowed else {
             logger.notice(
                 "call refused: custom persona failed its check", metadata: ["scenario": .string(scenario.id), "categories": .string(verdict.categories.joined(separator: ","))])

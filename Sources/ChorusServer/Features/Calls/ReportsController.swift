@@ -42,7 +42,7 @@ struct ReportsController: RouteCollection {
             if services.scenarios.scenario(id: scenarioID) != nil {
                 subjectScenario = scenarioID
             } else if let rowID = CustomScenarioRecord.rowID(fromPublicID: scenarioID),
-                let custom = try await req.store.customScenario(id: rowID, userID: user.id)
+                let custom = try await req.store.scenarios.customScenario(id: rowID, userID: user.id)
             {
                 subjectScenario = custom.publicID
                 subjectText = custom.screenedText
@@ -50,12 +50,12 @@ struct ReportsController: RouteCollection {
                 throw APIError.invalid("scenario_id", "Unknown scenario: report a built-in scenario or one of your custom scenarios")
             }
         } else if let sid = body.callSid {
-            guard let call = try await req.store.call(sid: sid, userID: user.id) else {
+            guard let call = try await req.store.calls.call(sid: sid, userID: user.id) else {
                 throw APIError.invalid("call_sid", "Unknown call: report one of your own calls")
             }
             callID = call.id
             subjectScenario = call.scenario
-            if let rowID = CustomScenarioRecord.rowID(fromPublicID: call.scenario), let custom = try await req.store.customScenario(id: rowID) {
+            if let rowID = CustomScenarioRecord.rowID(fromPublicID: call.scenario), let custom = try await req.store.scenarios.customScenario(id: rowID) {
                 subjectText = custom.screenedText
             }
         }
@@ -64,7 +64,7 @@ struct ReportsController: RouteCollection {
             id: UUID().uuidString.lowercased(), userID: user.id, scenarioID: body.scenarioID, callID: callID, callSid: body.callSid,
             subjectScenario: subjectScenario, subjectText: subjectText, reason: reason ?? .other, description: description, status: .pending,
             reviewedBy: nil, createdAt: now, updatedAt: now)
-        let (created, retryAt) = try await req.store.createReport(record, limit: ReportReview.reportsPerDay, now: now)
+        let (created, retryAt) = try await req.store.reports.createReport(record, limit: ReportReview.reportsPerDay, now: now)
         guard let created else {
             let wait = max(1, Int((retryAt ?? now).timeIntervalSince(now).rounded(.up)))
             throw APIError.limitReached(
@@ -79,6 +79,6 @@ struct ReportsController: RouteCollection {
     @Sendable
     func list(_ req: Request) async throws -> Response {
         let user = try req.user
-        return try req.json(ReportsResponse(reports: try await req.store.reports(userID: user.id).map(\.dto)))
+        return try req.json(ReportsResponse(reports: try await req.store.reports.reports(userID: user.id).map(\.dto)))
     }
 }

@@ -11,19 +11,19 @@ struct ScheduledCallJob {
     let services: ChorusServices
 
     func run(_ job: ClaimedJob, store: ChorusStore, logger: Logger) async throws {
-        guard let id = Int(job.payload), let schedule = try await store.schedule(id: id) else {
+        guard let id = Int(job.payload), let schedule = try await store.schedules.schedule(id: id) else {
             throw JobRunner.PermanentFailure(description: "unknown schedule \(job.payload)")
         }
         switch schedule.state {
         case .scheduled:
-            guard try await store.transitionSchedule(id: id, from: .scheduled, to: .placing) else { return }  // cancelled meanwhile
+            guard try await store.schedules.transitionSchedule(id: id, from: .scheduled, to: .placing) else { return }  // cancelled meanwhile
         case .placing:
             break  // a previous attempt was interrupted
         case .placed, .refused, .failed, .cancelled:
             return
         }
-        if let existing = try await store.call(scheduleID: id) {
-            _ = try await store.transitionSchedule(id: id, from: .placing, to: .placed, callID: existing.id)
+        if let existing = try await store.calls.call(scheduleID: id) {
+            _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .placed, callID: existing.id)
             return
         }
         let placement = CallPlacement(services: services, store: store, logger: logger)
@@ -32,22 +32,22 @@ struct ScheduledCallJob {
             let call = try await placement.place(
                 userID: schedule.userID, phoneNumber: schedule.phoneNumber, scenario: scenario, scheduleID: id
             )
-            _ = try await store.transitionSchedule(id: id, from: .placing, to: .placed, callID: call.id)
+            _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .placed, callID: call.id)
         } catch APIError.refused(let refusal) {
             // Quiet hours where the number is (the job ran late), a per-number limit, or a destination no longer allowed:
             // not placed, nothing charged.
-            _ = try await store.transitionSchedule(id: id, from: .placing, to: .refused, reason: refusal.message)
+            _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .refused, reason: refusal.message)
             logger.info("scheduled call refused", metadata: ["schedule_id": .stringConvertible(id), "status": .string(refusal.error)])
         } catch APIError.paymentRequired(let payload) {
-            _ = try await store.transitionSchedule(id: id, from: .placing, to: .refused, reason: payload.detail.message)
+            _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .refused, reason: payload.detail.message)
             logger.info("scheduled call refused", metadata: ["schedule_id": .stringConvertible(id), "status": .string(payload.detail.error)])
         } catch APIError.detail(let status, let message) where status == .badRequest || status == .unauthorized {
-            _ = try await store.transitionSchedule(id: id, from: .placing, to: .failed, reason: message)
+            _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .failed, reason: message)
         } catch APIError.invalidCredentials {
-            _ = try await store.transitionSchedule(id: id, from: .placing, to: .failed, reason: "The account no longer exists")
+            _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .failed, reason: "The account no longer exists")
         } catch {
             if job.attempts >= job.maxAttempts {
-                _ = try await store.transitionSchedule(id: id, from: .placing, to: .failed, reason: "The phone service was unavailable")
+                _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .failed, reason: "The phone service was unavailable")
             }
             throw error
         }

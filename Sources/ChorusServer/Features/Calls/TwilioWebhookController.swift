@@ -29,14 +29,14 @@ struct TwilioWebhookController: RouteCollection {
         // A value Twilio adds later is treated as undecided: the call goes on.
         let answeredBy = AnsweredBy(rawValue: text) ?? .unknown
         let store = req.store
-        guard let callID = try req.query.get(Int?.self, at: "call_id"), let call = try await store.call(id: callID),
+        guard let callID = try req.query.get(Int?.self, at: "call_id"), let call = try await store.calls.call(id: callID),
             call.callSid == nil || call.callSid == sid
         else { throw APIError.notFound("Unknown call") }
         let handled = services.bridges.machineDetected(callID: call.id, answeredBy: answeredBy)
         var settled = false
         if !handled, !call.status.isTerminal, answeredBy == .fax || answeredBy.isMachineEnd {
             let reason: EndedReason = answeredBy == .fax ? .fax : .voicemail
-            try await store.recordBridgeOutcome(
+            try await store.callBridge.recordBridgeOutcome(
                 callID: call.id,
                 outcome: BridgeOutcome(
                     reason: reason, firstAudioMilliseconds: nil, turnLatencyP50Milliseconds: nil, turnLatencyP90Milliseconds: nil,
@@ -69,7 +69,7 @@ struct TwilioWebhookController: RouteCollection {
         let callID = try req.query.get(Int?.self, at: "call_id")
         let duration = form["CallDuration"].flatMap { Int($0) }
         let store = req.store
-        let update = try await store.applyCallStatus(
+        let update = try await store.calls.applyCallStatus(
             callID: callID, callSid: sid, status: status, durationSeconds: duration, now: services.now()
         )
         guard let call = update.call else { throw APIError.notFound("Unknown call") }

@@ -72,19 +72,19 @@ struct ConsoleController: RouteCollection {
         guard let expected = req.cookies[Self.loginCookie]?.string, let presented = form.csrfToken, ConstantTime.equals(expected, presented)
         else { return Self.html(ConsolePages.message("The sign-in form expired. Please reload the page and try again."), status: .forbidden) }
         let email = (form.email ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-        let user = email.isEmpty ? nil : try await req.store.user(email: email)
+        let user = email.isEmpty ? nil : try await req.store.accounts.user(email: email)
         let valid = try await services.passwords.verify(form.password ?? "", against: user?.passwordHash, on: req.application.threadPool)
         guard valid, let user else {
             req.logger.notice("console sign-in failed")
             return Self.redirect("/console/login?message=Incorrect%20email%20or%20password")
         }
-        guard try await req.store.role(userID: user.id) == "admin" else {
+        guard try await req.store.console.role(userID: user.id) == "admin" else {
             req.logger.notice("console sign-in refused: not an admin", metadata: ["user_id": .string(user.id)])
             return Self.html(ConsolePages.message("This account is not an administrator of the console."), status: .forbidden)
         }
         let (token, tokenHash) = TokenIssuer.newOpaqueToken()
         let now = services.now()
-        try await req.store.createConsoleSession(
+        try await req.store.console.createConsoleSession(
             tokenHash: tokenHash, userID: user.id, csrfToken: ChorusApp.randomHex(64), now: now,
             expiresAt: now.addingTimeInterval(Self.sessionLifetime))
         req.logger.notice("console sign-in", metadata: ["user_id": .string(user.id)])
@@ -97,7 +97,7 @@ struct ConsoleController: RouteCollection {
     @Sendable
     func logout(_ req: Request) async throws -> Response {
         if let token = req.cookies[Self.sessionCookie]?.string {
-            try await req.store.deleteConsoleSession(tokenHash: TokenIssuer.hash(opaqueToken: token))
+            try await req.store.console.deleteConsoleSession(tokenHash: TokenIssuer.hash(opaqueToken: token))
         }
         let response = Self.redirect("/console/login")
         response.cookies[Self.sessionCookie] = cookie("", maxAge: 0)
@@ -132,7 +132,7 @@ struct ConsoleController: RouteCollection {
         let currentHour = now.epochMillis / 3_600_000
         let hoursSince = Self.chartStart(now)
         let spendSince = "day:" + VoiceUsagePolicy.period(now.addingTimeInterval(-13 * 86_400), monthly: false)
-        let figures = try await req.store.consoleFigures(now: now, dayStart: dayStart, hoursSince: hoursSince, spendSince: spendSince)
+        let figures = try await req.store.console.consoleFigures(now: now, dayStart: dayStart, hoursSince: hoursSince, spendSince: spendSince)
 
         let calls = ConsoleCallsDTO(
             inProgress: figures.callsInProgress, today: figures.callsToday, answeredToday: figures.answeredToday, endedToday: figures.endedToday,
@@ -150,7 +150,7 @@ struct ConsoleController: RouteCollection {
         let settings = services.configuration
         var spend: [ConsoleSpendDTO] = []
         for feature in MeteredFeature.allCases {
-            let spent = try await req.store.featureSpend(feature, at: now)
+            let spent = try await req.store.metering.featureSpend(feature, at: now)
             let budget: (Int64?, Int64?) =
                 switch feature {
                 case .stories: (settings.stories.dailyBudgetMicrodollars, settings.stories.monthlyBudgetMicrodollars)
@@ -193,7 +193,7 @@ struct ConsoleController: RouteCollection {
             var lastSent = ContinuousClock.now - .seconds(1)
             var pending = false
             func sendCalls() async throws {
-                let calls = try await store.liveCalls(since: Self.chartStart(services.now())).map { call in
+                let calls = try await store.calls.liveCalls(since: Self.chartStart(services.now())).map { call in
                     ConsoleLiveCallDTO(
                         id: call.id, callSid: call.callSid, userID: call.userID, phoneNumber: Self.maskPhoneNumber(call.phoneNumber),
                         scenario: call.scenario, status: call.status.rawValue, createdAt: call.createdAt, answeredAt: call.answeredAt,
@@ -207,7 +207,7 @@ struct ConsoleController: RouteCollection {
             let decoder = ChorusJSON.makeDecoder()
             for await text in stream.events {
                 if text.isEmpty {
-                    guard let session = try await store.consoleSession(tokenHash: TokenIssuer.hash(opaqueToken: token), now: services.now()),
+                    guard let session = try await store.console.consoleSession(tokenHash: TokenIssuer.hash(opaqueToken: token), now: services.now()),
                         session.admin
                     else { return }
                     // The list is read again too: a call that ends without an event (released before reaching the
@@ -236,7 +236,7 @@ struct ConsoleController: RouteCollection {
     /// The last 100 operator actions, newest first.
     @Sendable
     func audit(_ req: Request) async throws -> Response {
-        let entries = try await req.store.auditLog(limit: 100).map {
+        let entries = try await req.store.console.auditLog(limit: 100).map {
             ConsoleAuditEntryDTO(id: $0.id, actor: $0.actorEmail, action: $0.action, target: $0.target, detail: $0.detail, createdAt: $0.createdAt)
         }
         return try req.json(ConsoleAuditDTO(entries: entries))
@@ -248,7 +248,7 @@ struct ConsoleController: RouteCollection {
     /// consumption. Never the password hash.
     @Sendable
     func user(_ req: Request) async throws -> Response {
-        guard let id = req.parameters.get("user_id"), let account = try await req.store.consoleUser(id: id) else {
+        guard let id = req.parameters.get("user_id"), let account = try await req.store.console.consoleUser(id: id) else {
             throw APIError.notFound("User not found")
         }
         let now = services.now()
@@ -256,14 +256,14 @@ struct ConsoleController: RouteCollection {
         let usageAccount = try await placement.account(userID: id)
         let position = services.policy.position(of: usageAccount, at: now)
         let windows = UsageWindows.of(position, registeredAt: usageAccount.registeredAt)
-        let tally = try await req.store.callTally(userID: id, windows: windows)
-        let subscriptions = try await req.store.subscriptions(userID: id).map { record in
+        let tally = try await req.store.usage.callTally(userID: id, windows: windows)
+        let subscriptions = try await req.store.purchases.subscriptions(userID: id).map { record in
             ConsoleSubscriptionDTO(
                 productID: record.snapshot.productID, tier: services.entitlements.tier(of: record.snapshot.productID)?.rawValue,
                 purchaseDate: record.snapshot.purchaseDate, expiresAt: record.snapshot.expiresAt, willRenew: record.snapshot.willRenew,
                 active: services.entitlements.entitlement(record.snapshot, at: now)?.isActive ?? false)
         }
-        let history = try await req.store.callHistory(userID: id, limit: 20)
+        let history = try await req.store.calls.callHistory(userID: id, limit: 20)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let month = calendar.dateInterval(of: .month, for: now)?.start ?? now
@@ -272,13 +272,13 @@ struct ConsoleController: RouteCollection {
                 id: id, email: account.email, role: account.role, createdAt: account.createdAt,
                 usage: UsageReport.usageStats(position, account: usageAccount, windows: windows, tally: tally), subscriptions: subscriptions,
                 recentCalls: history.calls.compactMap(\.historyItem).map(Self.masked), totalCalls: history.total,
-                providerUsage: try await req.store.usageTotals(userID: id, since: month).map(UsageItem.init)))
+                providerUsage: try await req.store.metering.usageTotals(userID: id, since: month).map(UsageItem.init)))
     }
 
     /// A call: timeline, ended reason, transcript, latency figures; the number masked.
     @Sendable
     func call(_ req: Request) async throws -> Response {
-        guard let id = req.parameters.get("call_id", as: Int.self), let record = try await req.store.call(id: id),
+        guard let id = req.parameters.get("call_id", as: Int.self), let record = try await req.store.calls.call(id: id),
             var detail = try await CallsController.detail(record, store: req.store)
         else { throw APIError.notFound("Call not found") }
         detail.call = Self.masked(detail.call)
@@ -288,7 +288,7 @@ struct ConsoleController: RouteCollection {
     /// A story: its stages, text, scenes, files and costs.
     @Sendable
     func story(_ req: Request) async throws -> Response {
-        guard let id = req.parameters.get("story_id"), let record = try await req.store.story(id: id, userID: nil), record.cancelledAt == nil else {
+        guard let id = req.parameters.get("story_id"), let record = try await req.store.stories.story(id: id, userID: nil), record.cancelledAt == nil else {
             throw APIError.notFound("Story not found")
         }
         return try req.json(try await services.storyDTO(record, store: req.store))
@@ -312,11 +312,11 @@ struct ConsoleController: RouteCollection {
     @Sendable
     func revokeSessions(_ req: Request) async throws -> Response {
         let operator_ = try req.consoleSession
-        guard let userID = req.parameters.get("user_id"), try await req.store.userExists(id: userID) else {
+        guard let userID = req.parameters.get("user_id"), try await req.store.accounts.userExists(id: userID) else {
             throw APIError.notFound("User not found")
         }
         let now = services.now()
-        let revoked = try await req.store.revokeAllSessions(userID: userID, now: now)
+        let revoked = try await req.store.console.revokeAllSessions(userID: userID, now: now)
         services.sessions.forgetAll()  // the user's access tokens stop working now, not when they expire
         let detail = "\(revoked) app session\(revoked == 1 ? "" : "s") revoked"
         try await audited(req, operator_, action: "revoke_sessions", target: "user:\(userID)", detail: detail)
@@ -332,14 +332,14 @@ struct ConsoleController: RouteCollection {
         if !(1...100).contains(body.calls) { errors.append(FieldError(field: "calls", message: "Use 1 to 100")) }
         if !(1...365).contains(body.days) { errors.append(FieldError(field: "days", message: "Use 1 to 365")) }
         guard errors.isEmpty else { throw APIError.validation(summary: "The grant is not valid", errors: errors) }
-        guard let userID = req.parameters.get("user_id"), try await req.store.userExists(id: userID) else {
+        guard let userID = req.parameters.get("user_id"), try await req.store.accounts.userExists(id: userID) else {
             throw APIError.notFound("User not found")
         }
         let now = services.now()
         let bucket = QuotaBucket(
             key: QuotaBucket.addonKey(transactionID: "console-\(UUID().uuidString.lowercased())"), kind: .addon, periodStart: now,
             periodEnd: now.addingTimeInterval(Double(body.days) * 86_400), capacity: body.calls, used: 0)
-        try await req.store.insertBucket(bucket, userID: userID)
+        try await req.store.usage.insertBucket(bucket, userID: userID)
         let detail = "\(body.calls) call\(body.calls == 1 ? "" : "s") for \(body.days) day\(body.days == 1 ? "" : "s")"
         try await audited(req, operator_, action: "grant_calls", target: "user:\(userID)", detail: detail)
         return try req.json(ConsoleActionResultDTO(action: "grant_calls", target: "user:\(userID)", detail: detail))
@@ -350,7 +350,7 @@ struct ConsoleController: RouteCollection {
     func refundCall(_ req: Request) async throws -> Response {
         let operator_ = try req.consoleSession
         guard let id = req.parameters.get("call_id", as: Int.self) else { throw APIError.notFound("Call not found") }
-        switch try await req.store.refundCall(id: id, now: services.now()) {
+        switch try await req.store.console.refundCall(id: id, now: services.now()) {
         case .notFound: throw APIError.notFound("Call not found")
         case .notCharged: throw APIError.detail(.conflict, "This call is not charged (never charged, or refunded already)")
         case .refunded(let userID):
@@ -365,7 +365,7 @@ struct ConsoleController: RouteCollection {
     func rerunJob(_ req: Request) async throws -> Response {
         let operator_ = try req.consoleSession
         guard let id = req.parameters.get("job_id", as: Int.self) else { throw APIError.notFound("Job not found") }
-        guard try await req.store.rerunFailedJob(id: id, now: services.now()) else {
+        guard try await req.store.console.rerunFailedJob(id: id, now: services.now()) else {
             throw APIError.detail(.conflict, "Only a failed job can be run again")
         }
         services.jobSignal.notify()
@@ -374,7 +374,7 @@ struct ConsoleController: RouteCollection {
     }
 
     func audited(_ req: Request, _ operator_: ConsoleSession, action: String, target: String, detail: String) async throws {
-        try await req.store.recordAudit(actor: operator_, action: action, target: target, detail: detail, now: services.now())
+        try await req.store.console.recordAudit(actor: operator_, action: action, target: target, detail: detail, now: services.now())
         req.logger.notice("console action", metadata: ["action": .string(action), "target": .string(target), "operator": .string(operator_.userID)])
     }
 
@@ -407,7 +407,7 @@ struct ConsoleAuthenticator: AsyncMiddleware {
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let wantsPage = request.method == .GET && !request.url.path.hasPrefix("/console/api")
         guard let token = request.cookies[ConsoleController.sessionCookie]?.string, !token.isEmpty,
-            let (session, admin) = try await request.store.consoleSession(tokenHash: TokenIssuer.hash(opaqueToken: token), now: services.now())
+            let (session, admin) = try await request.store.console.consoleSession(tokenHash: TokenIssuer.hash(opaqueToken: token), now: services.now())
         else {
             if wantsPage { return ConsoleController.redirect("/console/login") }
             throw APIError.detail(.unauthorized, "Sign in to the console first")

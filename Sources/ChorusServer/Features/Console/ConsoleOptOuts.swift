@@ -9,7 +9,7 @@ extension ConsoleController {
     /// `GET /console/api/opt-outs`.
     @Sendable
     func optOuts(_ req: Request) async throws -> Response {
-        let counts = try await req.store.optOutCounts(now: services.now())
+        let counts = try await req.store.destinations.optOutCounts(now: services.now())
         return try req.json(
             ConsoleOptOutsDTO(total: counts.total, lastDay: counts.lastDay, lastWeek: counts.lastWeek, bySpeech: counts.bySpeech, byKey: counts.byKey))
     }
@@ -22,7 +22,7 @@ extension ConsoleController {
         let body = try req.decodeJSON(ConsoleRemoveOptOutRequest.self)
         let number = body.phoneNumber.trimmingCharacters(in: .whitespaces)
         guard PhoneNumber.isE164(number) else { throw APIError.invalid("phone_number", "Must be an E.164 number such as +14155550123") }
-        guard try await req.store.removeOptOut(hash: services.numberHasher.hash(number)) else {
+        guard try await req.store.destinations.removeOptOut(hash: services.numberHasher.hash(number)) else {
             throw APIError.notFound("This number is not on the do-not-call list")
         }
         let target = "number:\(PhoneNumberMask.mask(number))"

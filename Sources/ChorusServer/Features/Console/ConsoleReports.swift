@@ -13,12 +13,12 @@ extension ConsoleController {
         if text != nil && status == nil {
             throw APIError.invalid("status", "Must be one of \(ReportStatus.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        let queue = try await req.store.reportQueue(status: status)
+        let queue = try await req.store.reports.reportQueue(status: status)
         var items: [ConsoleReportDTO] = []
         for record in queue.reports {
             var disabledAt: Date?
             if let subject = record.subjectScenario, let rowID = CustomScenarioRecord.rowID(fromPublicID: subject) {
-                disabledAt = try await req.store.customScenario(id: rowID)?.disabledAt
+                disabledAt = try await req.store.scenarios.customScenario(id: rowID)?.disabledAt
             }
             items.append(Self.dto(record, scenarioDisabledAt: disabledAt))
         }
@@ -35,21 +35,21 @@ extension ConsoleController {
             throw APIError.invalid("status", "Must be one of reviewed, resolved, dismissed")
         }
         let disable = body.disableScenario ?? false
-        guard let id = req.parameters.get("report_id"), let report = try await req.store.report(id: id) else {
+        guard let id = req.parameters.get("report_id"), let report = try await req.store.reports.report(id: id) else {
             throw APIError.notFound("Report not found")
         }
         var scenarioRow: Int?
         if disable {
             guard status == .resolved else { throw APIError.invalid("disable_scenario", "Only a resolution can disable the scenario") }
             guard let subject = report.subjectScenario, let rowID = CustomScenarioRecord.rowID(fromPublicID: subject),
-                try await req.store.customScenario(id: rowID) != nil
+                try await req.store.scenarios.customScenario(id: rowID) != nil
             else {
                 throw APIError.invalid(
                     "disable_scenario", "The report is not about a custom scenario that still exists (built-in scenarios cannot be disabled)")
             }
             scenarioRow = rowID
         }
-        switch try await req.store.changeReportStatus(
+        switch try await req.store.reports.changeReportStatus(
             id: id, to: status, operatorEmail: operator_.email, disableScenario: scenarioRow, now: services.now())
         {
         case .notFound:

@@ -87,7 +87,7 @@ struct AudioController: RouteCollection {
             expiresAt: Self.expiry(now: now, retentionDays: profile.retentionDays), transcript: nil, transcriptConfidence: nil,
             transcriptLabel: nil, transcriptLanguage: nil)
         do {
-            try await req.store.insertAudio(record)
+            try await req.store.messaging.insertAudio(record)
         } catch {
             try? await messaging.blobs.delete(key)
             throw error
@@ -152,9 +152,9 @@ struct AudioController: RouteCollection {
             }
         } else {
             let user = try await UserAuthenticator(services: services).authenticate(req)
-            guard try await req.store.canAccessAudio(id: id, userID: user.id) else { throw APIError.notFound("Recording not found") }
+            guard try await req.store.messaging.canAccessAudio(id: id, userID: user.id) else { throw APIError.notFound("Recording not found") }
         }
-        guard let record = try await req.store.audio(id: id), let key = BlobKey(rawValue: record.blobKey) else {
+        guard let record = try await req.store.messaging.audio(id: id), let key = BlobKey(rawValue: record.blobKey) else {
             throw APIError.notFound("Recording not found")
         }
         return try await Self.serve(key, from: messaging.blobs, request: req)
@@ -220,7 +220,7 @@ struct AudioController: RouteCollection {
         let user = try req.user
         let body = try req.decodeJSON(TranscriptionRequestDTO.self)
         _ = try await VoicePrivacy.requireVoiceAllowed(userID: user.id, store: req.store, now: services.now())
-        guard let record = try await req.store.audio(id: body.audioID), record.ownerID == user.id else {
+        guard let record = try await req.store.messaging.audio(id: body.audioID), record.ownerID == user.id else {
             throw APIError.notFound("Recording not found")
         }
         if let language = body.language, !(2...3).contains(language.count) || !language.allSatisfy(\.isLetter) {

@@ -59,7 +59,7 @@ struct ConversationAudioController: RouteCollection {
     func digest(_ req: Request) async throws -> Response {
         let user = try req.user
         let conversation = try await conversation(req)
-        let subscription = try await req.store.digestSubscription(conversationID: conversation.id, userID: user.id)
+        let subscription = try await req.store.voices.digestSubscription(conversationID: conversation.id, userID: user.id)
         return try req.json(
             DigestSubscriptionDTO(
                 schedule: subscription?.schedule ?? "off", timeZone: subscription?.timeZone ?? "UTC", nextDigestAt: subscription?.nextAt))
@@ -78,14 +78,14 @@ struct ConversationAudioController: RouteCollection {
         try validator.throwIfInvalid()
         let now = services.now()
         let next = zone.flatMap { DigestJob.nextRun(after: now, schedule: body.schedule, timeZone: $0) }
-        let record = try await req.store.setDigestSubscription(
+        let record = try await req.store.voices.setDigestSubscription(
             conversationID: conversation.id, userID: user.id, schedule: body.schedule, timeZone: zoneName, next: next, now: now)
         return try req.json(DigestSubscriptionDTO(schedule: record.schedule, timeZone: record.timeZone, nextDigestAt: record.nextAt))
     }
 
     private func conversation(_ req: Request) async throws -> ConversationRecord {
         let user = try req.user
-        guard let id = req.parameters.get("conversation_id"), let conversation = try await req.store.conversations(of: user.id, only: id).first
+        guard let id = req.parameters.get("conversation_id"), let conversation = try await req.store.messaging.conversations(of: user.id, only: id).first
         else { throw APIError.notFound("Conversation not found") }
         return conversation
     }
@@ -99,13 +99,13 @@ struct ConversationAudioController: RouteCollection {
         let body = try req.decodeOptionalJSON(SummaryRequest.self) ?? SummaryRequest()
         let last = body.last ?? 50
         guard Self.summaryMessages.contains(last) else { throw APIError.invalid("last", "Summarise 20 to 200 messages") }
-        let messages = try await req.store.recentMessages(
+        let messages = try await req.store.messaging.recentMessages(
             conversationID: conversation.id, viewer: user.id, since: body.since, limit: body.since == nil ? last : Self.summaryMessages.upperBound
         ).filter { ($0.content ?? $0.transcript) != nil }
         guard let newest = messages.last else { throw APIError.badRequest("There are no messages to summarise") }
         let now = services.now()
         let selection = Self.coverage(of: messages)
-        if let cached = try await req.store.summary(conversationID: conversation.id, selection: selection, lastSeq: newest.seq),
+        if let cached = try await req.store.voices.summary(conversationID: conversation.id, selection: selection, lastSeq: newest.seq),
             now.timeIntervalSince(cached.createdAt) < Self.summaryLifetime
         {
             return try req.json(response(cached, cached: true, now: now))
@@ -115,14 +115,14 @@ struct ConversationAudioController: RouteCollection {
         let store = req.store
         let logger = req.logger
         let generated = try await summaryFlights.run(conversation.id + "|" + selection) {
-            if let cached = try await store.summary(conversationID: conversation.id, selection: selection, lastSeq: newest.seq),
+            if let cached = try await store.voices.summary(conversationID: conversation.id, selection: selection, lastSeq: newest.seq),
                 now.timeIntervalSince(cached.createdAt) < Self.summaryLifetime
             {
                 return SummaryOutcome(record: cached, fresh: false)
             }
             let limit = services.configuration.voiceMessages.dailySummariesPerUser
             let key = "summaries:" + VoiceUsagePolicy.period(now, monthly: false)
-            guard try await store.chargeVoiceUsage(userID: userID, key: key, limit: limit) else {
+            guard try await store.voices.chargeVoiceUsage(userID: userID, key: key, limit: limit) else {
                 throw APIError.limitReached(
                     retryAfter: UTCBoundary.secondsUntilNext(.day, after: now),
                     detail: "You've reached today's limit of \(limit) summaries. Stored summaries still play; try again tomorrow.")
@@ -132,12 +132,12 @@ struct ConversationAudioController: RouteCollection {
                     messages, conversationID: conversation.id, selection: selection, requester: userID, store: store, logger: logger)
                 return SummaryOutcome(record: record, fresh: true)
             } catch let error as SummaryFailed {
-                try? await store.refundVoiceUsage(userID: userID, key: key)
+                try? await store.voices.refundVoiceUsage(userID: userID, key: key)
                 if let refused = error.underlying as? APIError { throw refused }
                 logger.warning("summary generation failed", metadata: ["error": .string("\(error.underlying)")])
                 throw APIError.unavailable(retryAfter: 5, detail: Self.summaryFailedMessage)
             } catch {
-                try? await store.refundVoiceUsage(userID: userID, key: key)
+                try? await store.voices.refundVoiceUsage(userID: userID, key: key)
                 throw error
             }
         }
@@ -152,7 +152,7 @@ struct ConversationAudioController: RouteCollection {
     @Sendable
     func storedSummary(_ req: Request) async throws -> Response {
         let conversation = try await conversation(req)
-        guard let id = req.parameters.get("summary_id"), let record = try await req.store.summary(id: id),
+        guard let id = req.parameters.get("summary_id"), let record = try await req.store.voices.summary(id: id),
             record.conversationID == conversation.id
         else { throw APIError.notFound("Summary not found") }
         return try req.json(response(record, cached: true, now: services.now()))
@@ -177,7 +177,7 @@ struct ConversationAudioController: RouteCollection {
         let body = try req.decodeOptionalJSON(PlaybackRequest.self) ?? PlaybackRequest()
         let last = body.last ?? 10
         guard Self.playbackMessages.contains(last) else { throw APIError.invalid("last", "Play 1 to 30 messages") }
-        let messages = try await req.store.recentMessages(conversationID: conversation.id, viewer: user.id, since: nil, limit: last)
+        let messages = try await req.store.messaging.recentMessages(conversationID: conversation.id, viewer: user.id, since: nil, limit: last)
             .filter { !(($0.content ?? $0.transcript) ?? "").isEmpty }
         guard !messages.isEmpty else { throw APIError.badRequest("There are no messages to play") }
         // Each message in its sender's voice (WAV so the parts can be joined), generated once and cached like any speech.
@@ -208,12 +208,12 @@ struct ConversationAudioController: RouteCollection {
         }
         guard let blob = BlobKey(rawValue: "playback/\(key.prefix(2))/\(key).wav") else { throw APIError.notFound("Conversation not found") }
         let now = services.now()
-        if try await req.store.speechCacheEntry(key: key)?.status != "ready" {
+        if try await req.store.voices.speechCacheEntry(key: key)?.status != "ready" {
             try await messaging.blobs.put(blob, data: spliced.wav, contentType: SpeechAudioFormat.wav.contentType)
-            try await req.store.storeSpeech(
+            try await req.store.voices.storeSpeech(
                 key: key, blobKey: blob.rawValue, contentType: SpeechAudioFormat.wav.contentType, sizeBytes: spliced.wav.count, now: now)
         } else {
-            try await req.store.touchSpeech(key: key, now: now)
+            try await req.store.voices.touchSpeech(key: key, now: now)
         }
         return try req.json(
             PlaybackResponse(

@@ -57,7 +57,7 @@ struct ConversationSummarizer {
         let record = SummaryRecord(
             id: UUID().uuidString.lowercased(), conversationID: conversationID, selection: selection, lastSeq: messages.last?.seq ?? 0,
             messageCount: messages.count, summary: structured, narration: narration, speechKey: speechKey, createdAt: now)
-        try await store.saveSummary(record)
+        try await store.voices.saveSummary(record)
         return record
     }
 }
@@ -84,12 +84,12 @@ struct DigestJob {
     func run(_ job: ClaimedJob, store: ChorusStore, logger: Logger) async throws {
         let parts = job.payload.split(separator: "|").map(String.init)
         guard parts.count == 3, let version = Int64(parts[2]),
-            let subscription = try await store.digestSubscription(conversationID: parts[0], userID: parts[1]),
+            let subscription = try await store.voices.digestSubscription(conversationID: parts[0], userID: parts[1]),
             subscription.version == version, let timeZone = TimeZone(identifier: subscription.timeZone)
         else { return }
         let now = services.now()
         let since = max(subscription.lastDigestAt ?? now.addingTimeInterval(-86_400), now.addingTimeInterval(-86_400))
-        let messages = try await store.recentMessages(
+        let messages = try await store.messaging.recentMessages(
             conversationID: subscription.conversationID, viewer: subscription.userID, since: since, limit: 200
         ).filter { ($0.content ?? $0.transcript) != nil }
         if !messages.isEmpty {
@@ -106,6 +106,6 @@ struct DigestJob {
             }
         }
         guard let next = Self.nextRun(after: now, schedule: subscription.schedule, timeZone: timeZone) else { return }
-        try await store.digestRan(subscription, at: now, next: next)
+        try await store.voices.digestRan(subscription, at: now, next: next)
     }
 }

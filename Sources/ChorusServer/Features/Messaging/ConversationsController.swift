@@ -41,7 +41,7 @@ struct ConversationsController: RouteCollection {
     @Sendable
     func profile(_ req: Request) async throws -> Response {
         let user = try req.user
-        guard let profile = try await req.store.messagingProfile(userID: user.id) else { throw APIError.notAuthenticated }
+        guard let profile = try await req.store.messaging.messagingProfile(userID: user.id) else { throw APIError.notAuthenticated }
         return try req.json(Self.dto(profile))
     }
 
@@ -49,7 +49,7 @@ struct ConversationsController: RouteCollection {
     func updateProfile(_ req: Request) async throws -> Response {
         let user = try req.user
         let body = try req.decodeJSON(MessagingProfileDTO.self)
-        guard var profile = try await req.store.messagingProfile(userID: user.id) else { throw APIError.notAuthenticated }
+        guard var profile = try await req.store.messaging.messagingProfile(userID: user.id) else { throw APIError.notAuthenticated }
         let year = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: services.now()).year ?? 2026
         var validator = FieldValidator()
         if let text = body.displayName {
@@ -73,11 +73,11 @@ struct ConversationsController: RouteCollection {
             profile.defaultVoice = voice
         }
         try validator.throwIfInvalid()
-        try await req.store.saveMessagingProfile(profile, now: services.now())
+        try await req.store.messaging.saveMessagingProfile(profile, now: services.now())
         // Opting out of voice features revokes the cloned voice.
-        if !profile.voiceEnabled, let voice = try await req.store.voiceProfile(userID: user.id) {
+        if !profile.voiceEnabled, let voice = try await req.store.voices.voiceProfile(userID: user.id) {
             try await VoiceData(services: services).deleteClonedVoice(voice, store: req.store, logger: req.logger)
-            _ = try await req.store.deleteVoiceProfile(userID: user.id)
+            _ = try await req.store.voices.deleteVoiceProfile(userID: user.id)
         }
         return try req.json(Self.dto(profile))
     }
@@ -112,10 +112,10 @@ struct ConversationsController: RouteCollection {
         let me = try await callerEmail(req)
         guard !emails.contains(me) else { throw APIError.invalid("member_emails", "Do not list yourself") }
         let title = body.kind == "group" ? body.title.flatMap { UserText.name($0, characters: 1...100, bytes: 400) } : nil
-        let (id, created, invited) = try await req.store.createConversation(
+        let (id, created, invited) = try await req.store.messaging.createConversation(
             id: UUID().uuidString.lowercased(), kind: body.kind, title: title, creatorID: user.id, creatorEmail: me, inviteeEmails: emails,
             now: services.now())
-        guard let conversation = try await req.store.conversations(of: user.id, only: id).first else {
+        guard let conversation = try await req.store.messaging.conversations(of: user.id, only: id).first else {
             throw APIError.notFound("Conversation not found")
         }
         if created {
@@ -128,7 +128,7 @@ struct ConversationsController: RouteCollection {
 
     /// The signed-in user's email (invitations are addressed to emails).
     private func callerEmail(_ req: Request) async throws -> String {
-        guard let email = try await req.store.email(userID: try req.user.id) else { throw APIError.notAuthenticated }
+        guard let email = try await req.store.invitations.email(userID: try req.user.id) else { throw APIError.notAuthenticated }
         return email
     }
 
@@ -137,7 +137,7 @@ struct ConversationsController: RouteCollection {
     /// owner blocked them.
     private func notifyInvited(_ emails: [String], conversationID: String, store: ChorusStore) async throws {
         guard !emails.isEmpty else { return }
-        let invitees = try await store.userIDs(emails: emails)
+        let invitees = try await store.messaging.userIDs(emails: emails)
         guard !invitees.isEmpty else { return }
         await services.messaging.fanout.publish(
             RealtimeEventDTO(type: "invitation.created", conversationID: conversationID), to: Array(invitees.values))
@@ -146,7 +146,7 @@ struct ConversationsController: RouteCollection {
     @Sendable
     func list(_ req: Request) async throws -> Response {
         let user = try req.user
-        let conversations = try await req.store.conversations(of: user.id)
+        let conversations = try await req.store.messaging.conversations(of: user.id)
         return try req.json(ConversationsResponse(conversations: conversations.map(Self.dto)))
     }
 
@@ -159,7 +159,7 @@ struct ConversationsController: RouteCollection {
     private func conversation(_ req: Request) async throws -> ConversationRecord {
         let user = try req.user
         guard let id = req.parameters.get("conversation_id"),
-            let conversation = try await req.store.conversations(of: user.id, only: id).first
+            let conversation = try await req.store.messaging.conversations(of: user.id, only: id).first
         else { throw APIError.notFound("Conversation not found") }
         return conversation
     }
@@ -186,14 +186,14 @@ struct ConversationsController: RouteCollection {
         guard emails.allSatisfy(EmailAddress.isValid) else { throw APIError.invalid("member_emails", "Use valid email addresses") }
         // Members and everyone invited count towards the limit (an email already in the group counts too: the answer
         // must not depend on who has an account).
-        let pending = try await req.store.pendingInvitationCount(conversationID: conversation.id)
+        let pending = try await req.store.invitations.pendingInvitationCount(conversationID: conversation.id)
         guard conversation.members.count + pending + emails.count <= Self.maxGroupMembers else {
             throw APIError.invalid("member_emails", "A group has at most \(Self.maxGroupMembers) members and invitations")
         }
         let now = services.now()
         var invited: [String] = []
         for email in emails {
-            if try await req.store.invite(conversationID: conversation.id, inviterID: user.id, email: email, now: now) { invited.append(email) }
+            if try await req.store.invitations.invite(conversationID: conversation.id, inviterID: user.id, email: email, now: now) { invited.append(email) }
         }
         try await notifyInvited(invited, conversationID: conversation.id, store: req.store)
         return try req.json(Self.dto(conversation))
@@ -209,7 +209,7 @@ struct ConversationsController: RouteCollection {
         guard target == user.id || (isOwner && conversation.kind == "group") else {
             throw APIError.detail(.forbidden, "Only the group's owner can remove other members")
         }
-        guard try await req.store.removeMember(conversationID: conversation.id, userID: target) else {
+        guard try await req.store.messaging.removeMember(conversationID: conversation.id, userID: target) else {
             throw APIError.notFound("Member not found")
         }
         await services.messaging.fanout.publish(
@@ -230,7 +230,7 @@ struct ConversationsController: RouteCollection {
             guard let value = Int64(cursor), value > 0 else { throw APIError.invalid("before", "Use the next_cursor of a previous page") }
             before = value
         }
-        let page = try await req.store.messages(conversationID: conversation.id, viewer: user.id, before: before, limit: limit + 1)
+        let page = try await req.store.messaging.messages(conversationID: conversation.id, viewer: user.id, before: before, limit: limit + 1)
         let visible = Array(page.prefix(limit))
         let next = page.count > limit ? visible.last.map { String($0.seq) } : nil
         let now = services.now()
@@ -261,7 +261,7 @@ struct ConversationsController: RouteCollection {
         var audio: AudioRecord?
         if let audioID = body.audioID {
             _ = try await VoicePrivacy.requireVoiceAllowed(userID: user.id, store: req.store, now: services.now())
-            guard let record = try await req.store.audio(id: audioID), record.ownerID == user.id else {
+            guard let record = try await req.store.messaging.audio(id: audioID), record.ownerID == user.id else {
                 throw APIError.invalid("audio_id", "No recording of yours has this id")
             }
             audio = record
@@ -277,7 +277,7 @@ struct ConversationsController: RouteCollection {
         }
         let outcome: SendMessageOutcome
         do {
-            outcome = try await req.store.sendMessage(
+            outcome = try await req.store.messaging.sendMessage(
                 NewMessage(
                     id: UUID().uuidString.lowercased(), conversationID: conversation.id, senderID: user.id, clientMessageID: clientID,
                     sendMode: body.sendMode, content: text, audio: audio, urgent: urgent, urgentReasons: urgent ? reasons : [],
@@ -295,7 +295,7 @@ struct ConversationsController: RouteCollection {
             throw APIError.detail(.conflict, "This recording is already attached to another message")
         case .created(let message):
             if let audio, audio.transcript == nil {
-                try await req.store.enqueueJob(kind: JobKind.transcribeMessageAudio, payload: audio.id, runAt: now, now: now)
+                try await req.store.jobs.enqueueJob(kind: JobKind.transcribeMessageAudio, payload: audio.id, runAt: now, now: now)
             }
             try await MessageUrgency.enqueueIfNeeded(message, senderChose: body.urgent != nil, services: services, store: req.store)
             await publish(message, type: "message.created", to: conversation.members.map(\.userID), now: now)
@@ -328,7 +328,7 @@ struct ConversationsController: RouteCollection {
     /// The message in the path, as the caller sees it; 404 unless the caller is a member of its conversation.
     private func message(_ req: Request) async throws -> MessageRecord {
         let user = try req.user
-        guard let id = req.parameters.get("message_id"), let message = try await req.store.message(id: id, viewer: user.id) else {
+        guard let id = req.parameters.get("message_id"), let message = try await req.store.messaging.message(id: id, viewer: user.id) else {
             throw APIError.notFound("Message not found")
         }
         return message
@@ -346,10 +346,10 @@ struct ConversationsController: RouteCollection {
         guard existing.senderID == user.id else { throw APIError.detail(.forbidden, "Only the sender can edit a message") }
         guard existing.sendMode != "audio" else { throw APIError.badRequest("An audio-only message has no text to edit") }
         let now = services.now()
-        guard let updated = try await req.store.editMessage(id: existing.id, senderID: user.id, content: content, now: now) else {
+        guard let updated = try await req.store.messaging.editMessage(id: existing.id, senderID: user.id, content: content, now: now) else {
             throw APIError.notFound("Message not found")
         }
-        let members = try await req.store.memberIDs(conversationID: updated.conversationID)
+        let members = try await req.store.messaging.memberIDs(conversationID: updated.conversationID)
         await publish(updated, type: "message.updated", to: members, now: now)
         return try req.json(messageDTO(updated, now: now))
     }
@@ -360,11 +360,11 @@ struct ConversationsController: RouteCollection {
         let existing = try await message(req)
         guard existing.senderID == user.id else { throw APIError.detail(.forbidden, "Only the sender can delete a message") }
         let now = services.now()
-        guard let (deleted, audioID) = try await req.store.deleteMessage(id: existing.id, senderID: user.id, now: now) else {
+        guard let (deleted, audioID) = try await req.store.messaging.deleteMessage(id: existing.id, senderID: user.id, now: now) else {
             throw APIError.notFound("Message not found")
         }
         if let audioID { try await VoiceData(services: services).deleteRecording(id: audioID, store: req.store) }
-        let members = try await req.store.memberIDs(conversationID: deleted.conversationID)
+        let members = try await req.store.messaging.memberIDs(conversationID: deleted.conversationID)
         await publish(deleted, type: "message.deleted", to: members, now: now)
         return Response(status: .noContent)
     }
@@ -376,13 +376,13 @@ struct ConversationsController: RouteCollection {
         let body = try req.decodeOptionalJSON(MarkReadRequest.self)
         var upTo: Int64?
         if let messageID = body?.upToMessageID {
-            guard let message = try await req.store.message(id: messageID, viewer: user.id), message.conversationID == conversation.id else {
+            guard let message = try await req.store.messaging.message(id: messageID, viewer: user.id), message.conversationID == conversation.id else {
                 throw APIError.invalid("up_to_message_id", "No message of this conversation has this id")
             }
             upTo = message.seq
         }
-        try await req.store.markRead(conversationID: conversation.id, userID: user.id, upTo: upTo)
-        guard let updated = try await req.store.conversations(of: user.id, only: conversation.id).first else {
+        try await req.store.messaging.markRead(conversationID: conversation.id, userID: user.id, upTo: upTo)
+        guard let updated = try await req.store.messaging.conversations(of: user.id, only: conversation.id).first else {
             throw APIError.notFound("Conversation not found")
         }
         return try req.json(Self.dto(updated))
@@ -393,7 +393,7 @@ struct ConversationsController: RouteCollection {
         let user = try req.user
         let message = try await message(req)
         guard message.audioID != nil || message.deletedAt != nil else { throw APIError.badRequest("This message has no recording") }
-        try await req.store.markHeard(messageSeq: message.seq, userID: user.id, now: services.now())
+        try await req.store.messaging.markHeard(messageSeq: message.seq, userID: user.id, now: services.now())
         return Response(status: .noContent)
     }
 
@@ -411,8 +411,8 @@ struct ConversationsController: RouteCollection {
         let user = try req.user
         let message = try await message(req)
         let now = services.now()
-        try await req.store.setStarred(messageSeq: message.seq, userID: user.id, starred: starred, now: now)
-        guard let updated = try await req.store.message(id: message.id, viewer: user.id) else { throw APIError.notFound("Message not found") }
+        try await req.store.messaging.setStarred(messageSeq: message.seq, userID: user.id, starred: starred, now: now)
+        guard let updated = try await req.store.messaging.message(id: message.id, viewer: user.id) else { throw APIError.notFound("Message not found") }
         return try req.json(messageDTO(updated, now: now))
     }
 
@@ -422,7 +422,7 @@ struct ConversationsController: RouteCollection {
         let query = (req.query[String.self, at: "q"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         guard (2...200).contains(query.count) else { throw APIError.invalid("q", "Search for 2 to 200 characters") }
         let limit = min(max(req.query[Int.self, at: "limit"] ?? Self.defaultPageSize, 1), Self.maxPageSize)
-        let found = try await req.store.searchMessages(viewer: user.id, query: query, limit: limit)
+        let found = try await req.store.messaging.searchMessages(viewer: user.id, query: query, limit: limit)
         let now = services.now()
         return try req.json(MessageSearchResponse(messages: found.map { messageDTO($0, now: now) }))
     }

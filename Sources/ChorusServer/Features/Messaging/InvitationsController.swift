@@ -22,14 +22,14 @@ struct InvitationsController: RouteCollection {
     /// The caller's id and email, and the invitation id of the path.
     private func context(_ req: Request) async throws -> (userID: String, email: String, invitationID: String?) {
         let user = try req.user
-        guard let email = try await req.store.email(userID: user.id) else { throw APIError.notAuthenticated }
+        guard let email = try await req.store.invitations.email(userID: user.id) else { throw APIError.notAuthenticated }
         return (user.id, email, req.parameters.get("invitation_id"))
     }
 
     @Sendable
     func list(_ req: Request) async throws -> Response {
         let (userID, email, _) = try await context(req)
-        let invitations = try await req.store.invitations(email: email, userID: userID)
+        let invitations = try await req.store.invitations.invitations(email: email, userID: userID)
         return try req.json(
             InvitationsResponse(
                 invitations: invitations.map {
@@ -44,7 +44,7 @@ struct InvitationsController: RouteCollection {
     func accept(_ req: Request) async throws -> Response {
         let (userID, email, invitationID) = try await context(req)
         guard let invitationID else { throw APIError.notFound("Invitation not found") }
-        switch try await req.store.acceptInvitation(
+        switch try await req.store.invitations.acceptInvitation(
             id: invitationID, userID: userID, email: email, maxMembers: ConversationsController.maxGroupMembers, now: services.now())
         {
         case .notFound:
@@ -52,7 +52,7 @@ struct InvitationsController: RouteCollection {
         case .full:
             throw APIError.detail(.conflict, "This group already has \(ConversationsController.maxGroupMembers) members")
         case .joined(let conversationID):
-            guard let conversation = try await req.store.conversations(of: userID, only: conversationID).first else {
+            guard let conversation = try await req.store.messaging.conversations(of: userID, only: conversationID).first else {
                 throw APIError.notFound("Invitation not found")
             }
             await services.messaging.fanout.publish(
@@ -66,7 +66,7 @@ struct InvitationsController: RouteCollection {
     @Sendable
     func decline(_ req: Request) async throws -> Response {
         let (_, email, invitationID) = try await context(req)
-        guard let invitationID, try await req.store.declineInvitation(id: invitationID, email: email) else {
+        guard let invitationID, try await req.store.invitations.declineInvitation(id: invitationID, email: email) else {
             throw APIError.notFound("Invitation not found")
         }
         return Response(status: .noContent)
@@ -78,7 +78,7 @@ struct InvitationsController: RouteCollection {
     func block(_ req: Request) async throws -> Response {
         let (userID, email, invitationID) = try await context(req)
         guard let invitationID,
-            try await req.store.blockInviter(invitationID: invitationID, userID: userID, email: email, now: services.now())
+            try await req.store.invitations.blockInviter(invitationID: invitationID, userID: userID, email: email, now: services.now())
         else { throw APIError.notFound("Invitation not found") }
         return Response(status: .noContent)
     }

@@ -18,12 +18,12 @@ struct MessageUrgency {
             let text = message.content ?? message.transcript, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
         else { return }
         let now = services.now()
-        try await store.enqueueJob(kind: JobKind.classifyMessageUrgency, payload: message.id, runAt: now, now: now, maxAttempts: 3)
+        try await store.jobs.enqueueJob(kind: JobKind.classifyMessageUrgency, payload: message.id, runAt: now, now: now, maxAttempts: 3)
     }
 
     /// The job: a provider failure throws, so the queue retries with backoff.
     func run(_ job: ClaimedJob, store: ChorusStore, logger: Logger) async throws {
-        guard let message = try await store.message(id: job.payload), !message.urgent, message.deletedAt == nil,
+        guard let message = try await store.messaging.message(id: job.payload), !message.urgent, message.deletedAt == nil,
             let text = message.content ?? message.transcript
         else { return }
         let generated: GeneratedText
@@ -45,9 +45,9 @@ struct MessageUrgency {
             return
         }
         let verdict = try UrgencyVerdict.decode(json: Data(generated.content.utf8))
-        guard verdict.urgent, try await store.flagUrgentByModel(id: message.id), let flagged = try await store.message(id: message.id) else { return }
+        guard verdict.urgent, try await store.messaging.flagUrgentByModel(id: message.id), let flagged = try await store.messaging.message(id: message.id) else { return }
         logger.info("message flagged urgent by the summary model", metadata: ["message_id": .string(message.id)])
-        let members = try await store.memberIDs(conversationID: flagged.conversationID)
+        let members = try await store.messaging.memberIDs(conversationID: flagged.conversationID)
         await services.messaging.fanout.publish(
             RealtimeEventDTO(
                 type: "message.updated", conversationID: flagged.conversationID, message: services.messageDTO(flagged, now: services.now())),

@@ -21,27 +21,27 @@ struct PrivacyController: RouteCollection {
     func export(_ req: Request) async throws -> Response {
         let user = try req.user
         let now = services.now()
-        guard let profile = try await req.store.messagingProfile(userID: user.id) else { throw APIError.notAuthenticated }
-        let recordings = try await req.store.audio(ownerID: user.id).map { record in
+        guard let profile = try await req.store.messaging.messagingProfile(userID: user.id) else { throw APIError.notAuthenticated }
+        let recordings = try await req.store.messaging.audio(ownerID: user.id).map { record in
             VoiceDataExport.Recording(
                 audioID: record.id, createdAt: record.createdAt, format: record.format, durationSeconds: Double(record.durationMs) / 1000,
                 sizeBytes: record.sizeBytes, expiresAt: record.expiresAt, transcript: record.transcript,
                 transcriptConfidence: record.transcriptConfidence, transcriptLanguage: record.transcriptLanguage,
                 audioURL: services.absoluteURL(services.messaging.audioURLs.path(audioID: record.id, now: now)))
         }
-        let messages = try await req.store.voiceMessages(senderID: user.id).map {
+        let messages = try await req.store.messaging.voiceMessages(senderID: user.id).map {
             VoiceDataExport.VoiceMessage(
                 messageID: $0.id, conversationID: $0.conversationID, createdAt: $0.createdAt, sendMode: $0.sendMode, content: $0.content,
                 transcript: $0.transcript, audioID: $0.audioID)
         }
-        let voice = try await req.store.voiceProfile(userID: user.id).map {
+        let voice = try await req.store.voices.voiceProfile(userID: user.id).map {
             VoiceDataExport.ClonedVoice(
                 provider: $0.provider, createdAt: $0.createdAt, consentedAt: $0.consentedAt, consentStatement: $0.consentStatement,
                 script: $0.script, sampleAudioID: $0.sampleAudioID)
         }
         let export = VoiceDataExport(
             exportedAt: now, profile: ConversationsController.dto(profile), recordings: recordings, voiceMessages: messages,
-            clonedVoice: voice, generatedSpeechInYourVoice: try await req.store.speechCount(voiceOwnerID: user.id))
+            clonedVoice: voice, generatedSpeechInYourVoice: try await req.store.voices.speechCount(voiceOwnerID: user.id))
         let response = try req.json(export)
         response.headers.replaceOrAdd(name: .contentDisposition, value: "attachment; filename=\"chorus-voice-data.json\"")
         response.headers.replaceOrAdd(name: .cacheControl, value: "no-store")

@@ -89,7 +89,7 @@ struct RealtimeController: RouteCollection {
                 return
             }
             guard let conversationID = event.conversationID,
-                let members = try? await store.memberIDs(conversationID: conversationID), members.contains(userID)
+                let members = try? await store.messaging.memberIDs(conversationID: conversationID), members.contains(userID)
             else {
                 socket.send(RealtimeHub.encode(RealtimeEventDTO(type: "error", detail: "Conversation not found")), promise: nil)
                 return
@@ -103,7 +103,7 @@ struct RealtimeController: RouteCollection {
 
     /// Tells the user's co-members (across all their conversations) that they came online or went offline.
     static func announcePresence(of userID: String, online: Bool, services: ChorusServices, store: ChorusStore) async {
-        guard let conversations = try? await store.conversations(of: userID) else { return }
+        guard let conversations = try? await store.messaging.conversations(of: userID) else { return }
         let others = Set(conversations.flatMap { $0.members.map(\.userID) }).subtracting([userID])
         guard !others.isEmpty else { return }
         await services.messaging.fanout.publish(RealtimeEventDTO(type: "presence", userID: userID, online: online), to: Array(others))

@@ -63,7 +63,7 @@ final class SpeechService: Sendable {
     func servedEntry(key: String, store: ChorusStore) async throws -> SpeechCacheEntry? {
         let now = ContinuousClock.now
         if let cached = servedEntries.withLockedValue({ $0[key] }), cached.until > now { return cached.entry }
-        guard let entry = try await store.speechCacheEntry(key: key, fromReadPool: true), entry.status == "ready" else {
+        guard let entry = try await store.voices.speechCacheEntry(key: key, fromReadPool: true), entry.status == "ready" else {
             servedEntries.withLockedValue { _ = $0.removeValue(forKey: key) }
             return nil
         }
@@ -82,8 +82,8 @@ final class SpeechService: Sendable {
         entry: SpeechCacheEntry, cached: Bool
     ) {
         let key = plan.key.hexDigest
-        if let entry = try await store.speechCacheEntry(key: key), entry.status == "ready" {
-            try await store.touchSpeech(key: key, now: clock())
+        if let entry = try await store.voices.speechCacheEntry(key: key), entry.status == "ready" {
+            try await store.voices.touchSpeech(key: key, now: clock())
             return (entry, true)
         }
         let entry = try await flights.run(key) { [self] in
@@ -99,9 +99,9 @@ final class SpeechService: Sendable {
     {
         let deadline = clock().addingTimeInterval(Self.claimLifetime)
         while true {
-            if let entry = try await store.speechCacheEntry(key: key), entry.status == "ready" { return entry }
+            if let entry = try await store.voices.speechCacheEntry(key: key), entry.status == "ready" { return entry }
             let now = clock()
-            if try await store.claimSpeech(
+            if try await store.voices.claimSpeech(
                 key: key, voiceOwnerID: plan.voiceOwnerID, now: now, until: now.addingTimeInterval(Self.claimLifetime))
             {
                 return try await generate(plan, key: key, requester: requester, store: store, logger: logger)
@@ -119,8 +119,8 @@ final class SpeechService: Sendable {
     {
         let now = clock()
         let usageKey = VoiceUsagePolicy.dailyGenerationsKey(at: now)
-        guard try await store.chargeVoiceUsage(userID: requester, key: usageKey, limit: settings.dailyGenerationsPerUser) else {
-            try await store.abandonSpeech(key: key)
+        guard try await store.voices.chargeVoiceUsage(userID: requester, key: usageKey, limit: settings.dailyGenerationsPerUser) else {
+            try await store.voices.abandonSpeech(key: key)
             throw APIError.detail(.tooManyRequests, VoiceUsagePolicy.dailyLimitMessage(limit: settings.dailyGenerationsPerUser))
         }
         do {
@@ -131,15 +131,15 @@ final class SpeechService: Sendable {
                 throw ProviderError.invalidResponse("bad speech key")
             }
             try await blobs.put(blobKey, data: audio, contentType: format.contentType)
-            try await store.completeSpeech(key: key, blobKey: blobKey.rawValue, contentType: format.contentType, sizeBytes: audio.count)
+            try await store.voices.completeSpeech(key: key, blobKey: blobKey.rawValue, contentType: format.contentType, sizeBytes: audio.count)
             logger.info(
                 "generated speech",
                 metadata: ["provider": .string(plan.provider), "characters": .stringConvertible(TextChunker.length(plan.text))])
             return SpeechCacheEntry(
                 key: key, status: "ready", blobKey: blobKey.rawValue, contentType: format.contentType, sizeBytes: audio.count)
         } catch {
-            try? await store.refundVoiceUsage(userID: requester, key: usageKey)
-            try? await store.abandonSpeech(key: key)
+            try? await store.voices.refundVoiceUsage(userID: requester, key: usageKey)
+            try? await store.voices.abandonSpeech(key: key)
             // A spent budget or daily limit is answered as such (503 or 429 with Retry-After).
             if let refused = error as? APIError { throw refused }
             logger.warning("speech generation failed", metadata: ["provider": .string(plan.provider), "error": .string("\(error)")])

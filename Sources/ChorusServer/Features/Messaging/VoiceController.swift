@@ -53,7 +53,7 @@ struct VoiceController: RouteCollection {
         let script = body.script.trimmingCharacters(in: .whitespacesAndNewlines)
         validator.check((10...2_000).contains(script.count), "script", "Send the script you read (10 to 2,000 characters)")
         try validator.throwIfInvalid()
-        guard let sample = try await req.store.audio(id: body.audioID), sample.ownerID == user.id,
+        guard let sample = try await req.store.messaging.audio(id: body.audioID), sample.ownerID == user.id,
             let key = BlobKey(rawValue: sample.blobKey)
         else { throw APIError.invalid("audio_id", "No recording of yours has this id") }
         do {
@@ -81,7 +81,7 @@ struct VoiceController: RouteCollection {
         let record = VoiceProfileRecord(
             userID: user.id, provider: messaging.cloneProvider, providerVoiceID: cloned.voiceID, sampleAudioID: sample.id, script: script,
             consentStatement: Self.consentStatement, consentedAt: now, previewBlobKey: nil, createdAt: now)
-        let previous = try await req.store.replaceVoiceProfile(record)
+        let previous = try await req.store.voices.replaceVoiceProfile(record)
         if let previous {
             try await VoiceData(services: services).deleteClonedVoice(previous, store: req.store, logger: req.logger)
         }
@@ -96,9 +96,9 @@ struct VoiceController: RouteCollection {
     }
 
     private func profileResponse(userID: String, store: ChorusStore, logger: Logger) async throws -> VoiceProfileResponse {
-        guard let account = try await store.messagingProfile(userID: userID) else { throw APIError.notAuthenticated }
+        guard let account = try await store.messaging.messagingProfile(userID: userID) else { throw APIError.notAuthenticated }
         let defaultVoice = account.defaultVoice ?? services.configuration.voiceMessages.defaultVoice
-        guard let profile = try await store.voiceProfile(userID: userID) else {
+        guard let profile = try await store.voices.voiceProfile(userID: userID) else {
             return VoiceProfileResponse(
                 status: "none", createdAt: nil, consentedAt: nil, consentStatement: nil, script: nil, previewURL: nil,
                 defaultVoice: defaultVoice)
@@ -117,9 +117,9 @@ struct VoiceController: RouteCollection {
     @Sendable
     func deleteProfile(_ req: Request) async throws -> Response {
         let user = try req.user
-        guard let profile = try await req.store.voiceProfile(userID: user.id) else { throw APIError.notFound("No voice profile") }
+        guard let profile = try await req.store.voices.voiceProfile(userID: user.id) else { throw APIError.notFound("No voice profile") }
         try await VoiceData(services: services).deleteClonedVoice(profile, store: req.store, logger: req.logger)
-        _ = try await req.store.deleteVoiceProfile(userID: user.id)
+        _ = try await req.store.voices.deleteVoiceProfile(userID: user.id)
         return Response(status: .noContent)
     }
 
@@ -138,9 +138,9 @@ struct VoiceController: RouteCollection {
     /// How `speakerID` speaks `text`: their cloned voice when they have one and voice features on, otherwise their
     /// default voice. `nil` only for an unknown account.
     func speechPlan(text: String, speakerID: String, store: ChorusStore) async throws -> SpeechPlan? {
-        guard let account = try await store.messagingProfile(userID: speakerID) else { return nil }
+        guard let account = try await store.messaging.messagingProfile(userID: speakerID) else { return nil }
         let settings = services.configuration.voiceMessages
-        if account.voiceEnabled, let profile = try await store.voiceProfile(userID: speakerID) {
+        if account.voiceEnabled, let profile = try await store.voices.voiceProfile(userID: speakerID) {
             return SpeechPlan(
                 text: text, synthesizer: messaging.clonedSpeech,
                 template: SpeechRequest(
@@ -156,7 +156,7 @@ struct VoiceController: RouteCollection {
     @Sendable
     func speech(_ req: Request) async throws -> Response {
         let user = try req.user
-        guard let id = req.parameters.get("message_id"), let message = try await req.store.message(id: id, viewer: user.id) else {
+        guard let id = req.parameters.get("message_id"), let message = try await req.store.messaging.message(id: id, viewer: user.id) else {
             throw APIError.notFound("Message not found")
         }
         guard message.deletedAt == nil, let text = (message.content ?? message.transcript)?.trimmingCharacters(in: .whitespacesAndNewlines),

@@ -12,9 +12,9 @@ struct VoiceData {
     let services: ChorusServices
 
     func deleteRecording(id: String, store: ChorusStore) async throws {
-        guard let record = try await store.audio(id: id) else { return }
+        guard let record = try await store.messaging.audio(id: id) else { return }
         if let key = BlobKey(rawValue: record.blobKey) { try await services.messaging.blobs.delete(key) }
-        try await store.deleteAudio(id: id)
+        try await store.messaging.deleteAudio(id: id)
     }
 }
 
@@ -23,7 +23,7 @@ extension VoiceData {
     /// counts as deleted). When the provider cannot be reached the deletion is handed to a durable job that retries it
     /// with backoff, so the voice never outlives its owner's decision.
     func deleteClonedVoice(_ profile: VoiceProfileRecord, store: ChorusStore, logger: Logger) async throws {
-        for blob in try await store.deleteSpeech(voiceOwnerID: profile.userID) {
+        for blob in try await store.voices.deleteSpeech(voiceOwnerID: profile.userID) {
             if let key = BlobKey(rawValue: blob) { try await services.messaging.blobs.delete(key) }
         }
         do {
@@ -31,7 +31,7 @@ extension VoiceData {
         } catch let error as ProviderError {
             logger.warning("a cloned voice will be deleted at the provider later", metadata: ["error": .string("\(error)")])
             let now = services.now()
-            try await store.enqueueJob(
+            try await store.jobs.enqueueJob(
                 kind: JobKind.deleteProviderVoice, payload: profile.providerVoiceID, runAt: now.addingTimeInterval(30), now: now,
                 maxAttempts: 20)
         }
@@ -43,19 +43,19 @@ extension VoiceData {
     /// the speech generated with it.
     func eraseAll(userID: String, store: ChorusStore, logger: Logger) async throws -> VoiceDataErasure {
         var clonedVoice = false
-        let speechCount = try await store.speechCount(voiceOwnerID: userID)
-        if let profile = try await store.voiceProfile(userID: userID) {
+        let speechCount = try await store.voices.speechCount(voiceOwnerID: userID)
+        if let profile = try await store.voices.voiceProfile(userID: userID) {
             try await deleteClonedVoice(profile, store: store, logger: logger)
-            _ = try await store.deleteVoiceProfile(userID: userID)
+            _ = try await store.voices.deleteVoiceProfile(userID: userID)
             clonedVoice = true
         } else {
-            for blob in try await store.deleteSpeech(voiceOwnerID: userID) {
+            for blob in try await store.voices.deleteSpeech(voiceOwnerID: userID) {
                 if let key = BlobKey(rawValue: blob) { try await services.messaging.blobs.delete(key) }
             }
         }
-        let recordings = try await store.audio(ownerID: userID)
+        let recordings = try await store.messaging.audio(ownerID: userID)
         for recording in recordings { try await deleteRecording(id: recording.id, store: store) }
-        let transcripts = try await store.eraseTranscripts(senderID: userID)
+        let transcripts = try await store.messaging.eraseTranscripts(senderID: userID)
         return VoiceDataErasure(recordings: recordings.count, transcripts: transcripts, clonedVoice: clonedVoice, generatedSpeech: speechCount)
     }
 
@@ -65,7 +65,7 @@ extension VoiceData {
         let cutoff = now.addingTimeInterval(-services.configuration.voiceMessages.speechCacheLifetime)
         var deleted = 0
         while true {
-            let blobs = try await store.deleteUnusedSpeech(before: cutoff, limit: 100)
+            let blobs = try await store.voices.deleteUnusedSpeech(before: cutoff, limit: 100)
             for key in blobs.compactMap(BlobKey.init) { try await services.messaging.blobs.delete(key) }
             deleted += blobs.count
             if blobs.count < 100 { return deleted }
@@ -76,7 +76,7 @@ extension VoiceData {
     func sweepExpiredRecordings(store: ChorusStore, now: Date) async throws -> Int {
         var deleted = 0
         while true {
-            let expired = try await store.expiredAudio(now: now, limit: 100)
+            let expired = try await store.messaging.expiredAudio(now: now, limit: 100)
             for recording in expired { try await deleteRecording(id: recording.id, store: store) }
             deleted += expired.count
             if expired.count < 100 { return deleted }
@@ -107,7 +107,7 @@ final class RetentionSweeper: LifecycleHandler, Sendable {
                     let speech = try await VoiceData(services: services).sweepUnusedSpeech(store: store, now: services.now())
                     if speech > 0 { logger.info("deleted unused generated speech", metadata: ["count": .stringConvertible(speech)]) }
                     // Large realtime events are read by every instance within moments of their notification.
-                    try await store.deleteRealtimePayloads(before: Date().addingTimeInterval(-3_600))
+                    try await store.messaging.deleteRealtimePayloads(before: Date().addingTimeInterval(-3_600))
                 } catch {
                     logger.warning("retention sweep failed", metadata: ["error": .string("\(error)")])
                 }
@@ -132,20 +132,20 @@ struct MessageTranscriptionJob {
     let services: ChorusServices
 
     func run(_ job: ClaimedJob, store: ChorusStore, logger: Logger) async throws {
-        guard let record = try await store.audio(id: job.payload) else { return }
+        guard let record = try await store.messaging.audio(id: job.payload) else { return }
         let transcribedNow = record.transcript == nil
         if transcribedNow {
             // A provider failure throws: the job queue retries with backoff.
             _ = try await VoiceTranscription(services: services).transcribe(record, language: nil, store: store, logger: logger)
         }
         let now = services.now()
-        for message in try await store.messages(withAudio: record.id) {
+        for message in try await store.messaging.messages(withAudio: record.id) {
             // Audio-only messages get their first text now: the urgency reading was not possible at sending.
             if transcribedNow, message.content == nil {
                 try await MessageUrgency.enqueueIfNeeded(
                     message, senderChose: message.urgentReasons.contains("sender"), services: services, store: store)
             }
-            let members = try await store.memberIDs(conversationID: message.conversationID)
+            let members = try await store.messaging.memberIDs(conversationID: message.conversationID)
             var dto = services.messageDTO(message, now: now)
             dto.starred = false
             await services.messaging.fanout.publish(

@@ -10,7 +10,7 @@ import Vapor
 enum VoicePrivacy {
     /// The profile of an account allowed to store voice data, or 403 with the reason.
     static func requireVoiceAllowed(userID: String, store: ChorusStore, now: Date) async throws -> MessagingProfileRecord {
-        guard let profile = try await store.messagingProfile(userID: userID) else { throw APIError.notAuthenticated }
+        guard let profile = try await store.messaging.messagingProfile(userID: userID) else { throw APIError.notAuthenticated }
         guard profile.voiceEnabled else {
             throw APIError.detail(.forbidden, "Voice features are turned off for this account (PUT /me/profile to turn them on)")
         }
@@ -43,7 +43,7 @@ struct VoiceTranscription {
         let languageKey = language?.lowercased() ?? "auto"
         let waitUntil = ContinuousClock.now + .seconds(Self.claimLifetime)
         while true {
-            if let stored = try await store.storedTranscript(audioID: record.id, languageKey: languageKey), stored.status == "ready",
+            if let stored = try await store.usageLimits.storedTranscript(audioID: record.id, languageKey: languageKey), stored.status == "ready",
                 let text = stored.transcript
             {
                 return (
@@ -53,13 +53,13 @@ struct VoiceTranscription {
                 )
             }
             let now = services.now()
-            if try await store.claimTranscript(
+            if try await store.usageLimits.claimTranscript(
                 audioID: record.id, languageKey: languageKey, now: now, until: now.addingTimeInterval(Self.claimLifetime))
             {
                 do {
                     return try await transcribeClaimed(record, language: language, languageKey: languageKey, store: store, logger: logger)
                 } catch {
-                    try? await store.abandonTranscript(audioID: record.id, languageKey: languageKey)
+                    try? await store.usageLimits.abandonTranscript(audioID: record.id, languageKey: languageKey)
                     throw error
                 }
             }
@@ -125,7 +125,7 @@ struct VoiceTranscription {
                     "doubts": .string(assessment.doubts.map(\.rawValue).joined(separator: ",")),
                 ])
         }
-        try await store.completeTranscript(
+        try await store.usageLimits.completeTranscript(
             audioID: record.id, languageKey: languageKey, text: assessment.text, confidence: assessment.confidence,
             label: assessment.label?.rawValue, language: transcription.language ?? language)
         return (

@@ -10,11 +10,11 @@ struct AppStoreNotificationJob {
     let services: ChorusServices
 
     func run(_ job: ClaimedJob, store: ChorusStore, logger: Logger) async throws {
-        guard let stored = try await store.storedNotification(uuid: job.payload) else { return }
+        guard let stored = try await store.purchases.storedNotification(uuid: job.payload) else { return }
         let notification = try await services.purchases.verifyNotification(stored.signedPayload)
         let now = services.now()
         let outcome = try await apply(notification, store: store, now: now)
-        if try await store.markNotificationApplied(uuid: stored.uuid, outcome: outcome, now: now) {
+        if try await store.purchases.markNotificationApplied(uuid: stored.uuid, outcome: outcome, now: now) {
             logger.info(
                 "App Store notification applied",
                 metadata: [
@@ -42,17 +42,17 @@ struct AppStoreNotificationJob {
             if case .paid = event {
                 // Keep the transaction with the subscription's owner; a subscription not yet known is bound to the user
                 // the app named in `appAccountToken`.
-                if let owner = try await store.subscription(originalTransactionID: original)?.userID {
-                    _ = try await store.recordTransaction(transaction, userID: owner, now: now)
+                if let owner = try await store.purchases.subscription(originalTransactionID: original)?.userID {
+                    _ = try await store.purchases.recordTransaction(transaction, userID: owner, now: now)
                 } else if let account = transaction.appAccountToken.map({ $0.uuidString.lowercased() }),
-                    try await store.userExists(id: account)
+                    try await store.accounts.userExists(id: account)
                 {
-                    let recorded = try await store.recordPurchase(
+                    let recorded = try await store.purchases.recordPurchase(
                         transaction, product: .plan(terms), userID: account, byApp: false, tierOf: tierOf, now: now)
                     return recorded == .applied ? "subscribed" : "unchanged"
                 }
             }
-            let update = try await store.applySubscriptionEvent(
+            let update = try await store.purchases.applySubscriptionEvent(
                 originalTransactionID: original, event: event, renewal: renewal, signedAt: signedAt, tierOf: tierOf, now: now)
             return update == .unknown ? "unknown_subscription" : "\(update)"
         }
@@ -63,10 +63,10 @@ struct AppStoreNotificationJob {
     ) async throws -> String {
         switch notification.notificationType {
         case "REFUND", "REVOKE":
-            return try await store.setAddonPackRevoked(true, transactionID: transaction.transactionID, terms: terms, now: now)
+            return try await store.purchases.setAddonPackRevoked(true, transactionID: transaction.transactionID, terms: terms, now: now)
                 ? "addon_revoked" : "unchanged"
         case "REFUND_REVERSED":
-            return try await store.setAddonPackRevoked(false, transactionID: transaction.transactionID, terms: terms, now: now)
+            return try await store.purchases.setAddonPackRevoked(false, transactionID: transaction.transactionID, terms: terms, now: now)
                 ? "addon_restored" : "unchanged"
         default:
             return "recorded"

@@ -65,7 +65,7 @@ struct PurchasesController: RouteCollection {
     func status(_ req: Request) async throws -> Response {
         let user = try req.user
         let now = services.now()
-        let subscriptions = try await req.store.subscriptions(userID: user.id).map(\.snapshot)
+        let subscriptions = try await req.store.purchases.subscriptions(userID: user.id).map(\.snapshot)
         guard let entitlement = services.entitlements.current(subscriptions, at: now) else {
             return try req.json(
                 SubscriptionStatusResponse(
@@ -101,7 +101,7 @@ struct PurchasesController: RouteCollection {
             req.logger.warning("rejected App Store notification", metadata: ["reason": .string(error.reason)])
             throw APIError.badRequest("Invalid signedPayload: \(error.reason)")
         }
-        let stored = try await req.store.storeNotification(notification, signedPayload: body.signedPayload, now: services.now())
+        let stored = try await req.store.purchases.storeNotification(notification, signedPayload: body.signedPayload, now: services.now())
         req.logger.info(
             "App Store notification received",
             metadata: [
@@ -140,7 +140,7 @@ struct PurchasesController: RouteCollection {
             throw APIError.badRequest("This subscription has already expired")
         }
         let entitlements = services.entitlements
-        switch try await req.store.recordPurchase(purchase, product: product, userID: userID, tierOf: { entitlements.tier(of: $0) }, now: now) {
+        switch try await req.store.purchases.recordPurchase(purchase, product: product, userID: userID, tierOf: { entitlements.tier(of: $0) }, now: now) {
         case .applied:
             req.logger.info(
                 "purchase applied", metadata: ["product_id": .string(purchase.productID), "transaction_id": .string(purchase.transactionID)])

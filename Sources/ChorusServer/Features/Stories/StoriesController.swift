@@ -58,7 +58,7 @@ struct StoriesController: RouteCollection {
     }
 
     func heroDTO(_ hero: HeroRecord) -> HeroDTO {
-        let profile = hero.visualProfile.flatMap { try? ChorusStore.decodeJSON(HeroVisualProfile.self, $0) }
+        let profile = hero.visualProfile.flatMap { try? StoryStore.decodeJSON(HeroVisualProfile.self, $0) }
         return HeroDTO(
             id: hero.id, name: hero.name, traits: hero.traits, appearance: hero.appearance, avatarPrompt: hero.avatarPrompt,
             avatarURL: hero.avatarBlobKey.map { stories.fileURL($0, now: services.now()) },
@@ -73,19 +73,19 @@ struct StoriesController: RouteCollection {
         let hero = HeroRecord(
             id: UUID().uuidString.lowercased(), userID: user.id, name: body.name, traits: body.traits, appearance: body.appearance,
             avatarPrompt: body.avatarPrompt, avatarBlobKey: nil, visualProfile: nil, createdAt: now, updatedAt: now)
-        try await req.store.insertHero(hero)
+        try await req.store.stories.insertHero(hero)
         return try req.json(heroDTO(hero), status: .created)
     }
 
     @Sendable
     func listHeroes(_ req: Request) async throws -> Response {
         let user = try req.user
-        return try req.json(HeroesResponse(heroes: try await req.store.heroes(userID: user.id).map(heroDTO)))
+        return try req.json(HeroesResponse(heroes: try await req.store.stories.heroes(userID: user.id).map(heroDTO)))
     }
 
     private func ownedHero(_ req: Request) async throws -> HeroRecord {
         let user = try req.user
-        guard let id = req.parameters.get("hero_id"), let hero = try await req.store.hero(id: id, userID: user.id) else {
+        guard let id = req.parameters.get("hero_id"), let hero = try await req.store.stories.hero(id: id, userID: user.id) else {
             throw APIError.notFound("Hero not found")
         }
         return hero
@@ -108,7 +108,7 @@ struct StoriesController: RouteCollection {
         hero.avatarPrompt = body.avatarPrompt
         hero.updatedAt = services.now()
         if lookChanged { hero.visualProfile = nil }
-        guard try await req.store.updateHero(hero, lookChanged: lookChanged) else { throw APIError.notFound("Hero not found") }
+        guard try await req.store.stories.updateHero(hero, lookChanged: lookChanged) else { throw APIError.notFound("Hero not found") }
         return try req.json(heroDTO(hero))
     }
 
@@ -116,7 +116,7 @@ struct StoriesController: RouteCollection {
     @Sendable
     func deleteHero(_ req: Request) async throws -> Response {
         let user = try req.user
-        guard let id = req.parameters.get("hero_id"), let avatar = try await req.store.deleteHero(id: id, userID: user.id) else {
+        guard let id = req.parameters.get("hero_id"), let avatar = try await req.store.stories.deleteHero(id: id, userID: user.id) else {
             throw APIError.notFound("Hero not found")
         }
         if let avatar, let key = BlobKey(rawValue: avatar) { try? await stories.blobs.delete(key) }
@@ -137,7 +137,7 @@ struct StoriesController: RouteCollection {
                     let profile = try? await StoryPipeline(services: services).extractProfile(
                         name: hero.name, appearance: hero.appearance, avatarPrompt: hero.avatarPrompt)
                 {
-                    hero.visualProfile = ChorusStore.json(profile)
+                    hero.visualProfile = StoryStore.json(profile)
                 }
                 let prompt = IllustrationPrompt.avatar(
                     heroName: hero.name, traits: hero.traits, appearance: hero.appearance, avatarPrompt: hero.avatarPrompt)
@@ -160,8 +160,8 @@ struct StoriesController: RouteCollection {
         let key = "heroes/\(hero.id)/avatar-\(Int(services.now().timeIntervalSince1970 * 1000)).png"
         _ = try await stories.blobs.put(BlobKey(rawValue: key)!, data: picture.png, contentType: "image/png")
         let previous = hero.avatarBlobKey
-        try await req.store.setHeroAvatar(id: hero.id, blobKey: key, now: services.now())
-        if let profile = hero.visualProfile { try await req.store.setHeroVisualProfile(id: hero.id, profile: profile) }
+        try await req.store.stories.setHeroAvatar(id: hero.id, blobKey: key, now: services.now())
+        if let profile = hero.visualProfile { try await req.store.stories.setHeroVisualProfile(id: hero.id, profile: profile) }
         if let previous, let old = BlobKey(rawValue: previous) { try? await stories.blobs.delete(old) }
         hero.avatarBlobKey = key
         return try req.json(heroDTO(hero))
@@ -234,20 +234,20 @@ struct StoriesController: RouteCollection {
             description: description,
             category: body.category, ageRange: body.ageRange, tone: body.tone, promptSeed: stories.filter.filter(seed ?? "", language: nil).text,
             keywords: Array(keywords.prefix(8)), createdAt: services.now())
-        try await req.store.insertCustomEvent(event)
+        try await req.store.stories.insertCustomEvent(event)
         return try req.json(Self.customEventDTO(event), status: .created)
     }
 
     @Sendable
     func listCustomEvents(_ req: Request) async throws -> Response {
         let user = try req.user
-        return try req.json(StoryEventsResponse(events: try await req.store.customEvents(userID: user.id).map(Self.customEventDTO)))
+        return try req.json(StoryEventsResponse(events: try await req.store.stories.customEvents(userID: user.id).map(Self.customEventDTO)))
     }
 
     @Sendable
     func deleteCustomEvent(_ req: Request) async throws -> Response {
         let user = try req.user
-        guard let id = req.parameters.get("event_id"), try await req.store.deleteCustomEvent(id: id, userID: user.id) else {
+        guard let id = req.parameters.get("event_id"), try await req.store.stories.deleteCustomEvent(id: id, userID: user.id) else {
             throw APIError.notFound("Event not found")
         }
         return Response(status: .noContent)
@@ -313,7 +313,7 @@ struct StoriesController: RouteCollection {
         if (body.eventID == nil) == (body.customEventID == nil) {
             errors.append(FieldError(field: "event_id", message: "Give exactly one of event_id and custom_event_id"))
         }
-        let subscriptions = try await req.store.subscriptions(userID: user.id).map(\.snapshot)
+        let subscriptions = try await req.store.purchases.subscriptions(userID: user.id).map(\.snapshot)
         let premium = services.entitlements.current(subscriptions, at: now)?.isActive ?? false
         for problem in StoryRequestPolicy.problems(
             lengthMinutes: body.lengthMinutes, illustrationCount: body.illustrationCount, tierCap: stories.illustrationCap(premium: premium))
@@ -321,14 +321,14 @@ struct StoriesController: RouteCollection {
             errors.append(FieldError(field: problem.field, message: problem.message))
         }
         guard errors.isEmpty, let language else { throw APIError.validation(summary: "The story request is not valid", errors: errors) }
-        guard let hero = try await req.store.hero(id: body.heroID, userID: user.id) else { throw APIError.notFound("Hero not found") }
+        guard let hero = try await req.store.stories.hero(id: body.heroID, userID: user.id) else { throw APIError.notFound("Hero not found") }
         let title: String
         let seed: String
         if let eventID = body.eventID {
             guard let event = StoryEventCatalog.event(eventID) else { throw APIError.notFound("Event not found") }
             (title, seed) = (event.title(language), event.promptSeed(language))
         } else {
-            guard let event = try await req.store.customEvent(id: body.customEventID ?? "", userID: user.id) else {
+            guard let event = try await req.store.stories.customEvent(id: body.customEventID ?? "", userID: user.id) else {
                 throw APIError.notFound("Event not found")
             }
             (title, seed) = (event.title, event.promptSeed)
@@ -345,7 +345,7 @@ struct StoriesController: RouteCollection {
             stages: [:], failureStage: nil, failure: nil, title: nil, content: nil, scenes: nil, audioBlobKey: nil, audioDurationMs: nil,
             narrationPartsTotal: nil, cancelledAt: nil, createdAt: now, updatedAt: now)
         try await req.store.writeTransaction { store in
-            try await store.insertStory(story)
+            try await store.stories.insertStory(story)
             try await StoryPipeline.enqueue(JobKind.storyText, payload: story.id, store: store, now: now)
         }
         services.jobSignal.notify()
@@ -357,7 +357,7 @@ struct StoriesController: RouteCollection {
 
     private func ownedStory(_ req: Request) async throws -> StoryRecord {
         let user = try req.user
-        guard let id = req.parameters.get("story_id"), let story = try await req.store.story(id: id, userID: user.id), story.cancelledAt == nil else {
+        guard let id = req.parameters.get("story_id"), let story = try await req.store.stories.story(id: id, userID: user.id), story.cancelledAt == nil else {
             throw APIError.notFound("Story not found")
         }
         return story
@@ -378,7 +378,7 @@ struct StoriesController: RouteCollection {
             guard let value = Int64(cursor) else { throw APIError.invalid("cursor", "Use the next_cursor of the previous page") }
             return value
         }
-        let page = try await req.store.stories(userID: user.id, before: before, limit: limit + 1)
+        let page = try await req.store.stories.stories(userID: user.id, before: before, limit: limit + 1)
         var dtos: [StoryDTO] = []
         for story in page.prefix(limit) { dtos.append(try await services.storyDTO(story, store: req.store)) }
         let next = page.count > limit ? page[limit - 1].createdAt.epochMillis : nil
@@ -389,7 +389,7 @@ struct StoriesController: RouteCollection {
     @Sendable
     func deleteStory(_ req: Request) async throws -> Response {
         let user = try req.user
-        guard let id = req.parameters.get("story_id"), let keys = try await req.store.deleteStory(id: id, userID: user.id, now: services.now()) else {
+        guard let id = req.parameters.get("story_id"), let keys = try await req.store.stories.deleteStory(id: id, userID: user.id, now: services.now()) else {
             throw APIError.notFound("Story not found")
         }
         for key in keys.compactMap(BlobKey.init(rawValue:)) { try? await stories.blobs.delete(key) }
@@ -402,18 +402,18 @@ struct StoriesController: RouteCollection {
     func retryIllustration(_ req: Request) async throws -> Response {
         let story = try await ownedStory(req)
         guard let number = req.parameters.get("number", as: Int.self) else { throw APIError.notFound("Illustration not found") }
-        let items = try await req.store.illustrations(storyID: story.id)
+        let items = try await req.store.stories.illustrations(storyID: story.id)
         guard items.contains(where: { $0.number == number }) else { throw APIError.notFound("Illustration not found") }
         try await stories.admitStory()
         let now = services.now()
         let reopened = try await req.store.writeTransaction { store -> Bool in
-            guard try await store.reopenIllustration(storyID: story.id, number: number) else { return false }
+            guard try await store.stories.reopenIllustration(storyID: story.id, number: number) else { return false }
             try await StoryPipeline.enqueue(JobKind.storyIllustrations, payload: "\(story.id)#\(number)", store: store, now: now)
             return true
         }
         guard reopened else { throw APIError.detail(.conflict, "Only a failed illustration can be retried") }
         services.jobSignal.notify()
-        let refreshed = try await req.store.story(id: story.id, userID: story.userID) ?? story
+        let refreshed = try await req.store.stories.story(id: story.id, userID: story.userID) ?? story
         return try req.json(try await services.storyDTO(refreshed, store: req.store), status: .accepted)
     }
 
@@ -450,7 +450,7 @@ struct StoriesController: RouteCollection {
                 else { continue }
                 try await sse.send(progress.type, progress)
                 if progress.type == "deleted" { return }
-                if progress.type == "stage", let current = try await store.story(id: story.id, userID: nil), current.isFinished {
+                if progress.type == "stage", let current = try await store.stories.story(id: story.id, userID: nil), current.isFinished {
                     let dto = try await services.storyDTO(current, store: store)
                     try await sse.send("done", StoryProgressDTO(type: "done", storyID: story.id, story: dto))
                     return

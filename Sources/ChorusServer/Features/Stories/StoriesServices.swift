@@ -105,9 +105,9 @@ extension ChorusServices {
     /// done), scenes with timestamps from the real narration, illustrations and the cost so far.
     func storyDTO(_ story: StoryRecord, store: ChorusStore) async throws -> StoryDTO {
         let now = self.now()
-        let parts = try await store.narrationParts(storyID: story.id)
-        let illustrations = try await store.illustrations(storyID: story.id)
-        var scenes = story.scenes.flatMap { try? ChorusStore.decodeJSON([StoryScene].self, $0) } ?? []
+        let parts = try await store.stories.narrationParts(storyID: story.id)
+        let illustrations = try await store.stories.illustrations(storyID: story.id)
+        var scenes = story.scenes.flatMap { try? StoryStore.decodeJSON([StoryScene].self, $0) } ?? []
         if let content = story.content, !parts.isEmpty, parts.count == story.narrationPartsTotal {
             scenes = SceneTiming.timestamps(
                 for: scenes, story: content, parts: parts.map { SceneTiming.Part(text: $0.text, durationSeconds: Double($0.durationMs) / 1_000) })
@@ -122,7 +122,7 @@ extension ChorusServices {
                 parts: parts.map {
                     StoryAudioPartDTO(part: $0.part, url: stories.fileURL($0.blobKey, now: now), durationSeconds: Double($0.durationMs) / 1_000)
                 })
-        let costs = try await store.subjectCosts("story:\(story.id)")
+        let costs = try await store.metering.subjectCosts("story:\(story.id)")
         return StoryDTO(
             id: story.id, heroID: story.heroID, heroName: story.snapshot.heroName, eventTitle: story.snapshot.eventTitle, language: story.language,
             voice: story.voice, lengthMinutes: story.lengthMinutes, illustrationCount: story.illustrationCount,

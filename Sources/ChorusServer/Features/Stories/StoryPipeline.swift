@@ -20,7 +20,7 @@ struct StoryPipeline: Sendable {
 
     /// Enqueues `kind` for the story and wakes the job runner.
     static func enqueue(_ kind: String, payload: String, store: ChorusStore, now: Date) async throws {
-        try await store.enqueueJob(kind: kind, payload: payload, runAt: now, now: now, maxAttempts: maxAttempts)
+        try await store.jobs.enqueueJob(kind: kind, payload: payload, runAt: now, now: now, maxAttempts: maxAttempts)
     }
 
     /// Loads the story, runs `body` under its metering context, and records a final failure on the stage.
@@ -28,7 +28,7 @@ struct StoryPipeline: Sendable {
         _ job: ClaimedJob, stage: String, storyID: String, store: ChorusStore, logger: Logger,
         _ body: @Sendable (StoryRecord, Logger) async throws -> Void
     ) async throws {
-        guard let story = try await store.story(id: storyID, userID: nil), story.cancelledAt == nil else { return }
+        guard let story = try await store.stories.story(id: storyID, userID: nil), story.cancelledAt == nil else { return }
         var logger = logger
         logger[metadataKey: "story_id"] = .string(story.id)
         logger[metadataKey: "user_id"] = .string(story.userID)
@@ -42,7 +42,7 @@ struct StoryPipeline: Sendable {
             guard !(error is CancellationError), !(error is StoryCancelled), job.attempts >= job.maxAttempts || error is JobRunner.PermanentFailure
             else { throw error }
             let message = Self.describe(error)
-            try await store.failStage(storyID: story.id, stage: stage, message: message, now: services.now())
+            try await store.stories.failStage(storyID: story.id, stage: stage, message: message, now: services.now())
             bound.error("story stage failed", metadata: ["stage": .string(stage), "error": .string("\(error)")])
             await services.publishStoryProgress(
                 StoryProgressDTO(type: "stage", storyID: story.id, stage: stage, status: "failed", detail: message), userID: story.userID)
@@ -51,7 +51,7 @@ struct StoryPipeline: Sendable {
     }
 
     private func moveStage(_ story: StoryRecord, _ stage: String, to status: String, store: ChorusStore) async throws {
-        if try await store.moveStage(
+        if try await store.stories.moveStage(
             storyID: story.id, stage: stage, from: ["pending", "running", "failed", "partial"], to: status, now: services.now())
         {
             await services.publishStoryProgress(
@@ -64,7 +64,7 @@ struct StoryPipeline: Sendable {
     private func putIfActive(_ key: String, _ data: Data, contentType: String, story: StoryRecord, store: ChorusStore) async throws {
         let blobKey = BlobKey(rawValue: key)!
         _ = try await stories.blobs.put(blobKey, data: data, contentType: contentType)
-        if try await store.isStoryCancelled(id: story.id) {
+        if try await store.stories.isStoryCancelled(id: story.id) {
             try? await stories.blobs.delete(blobKey)
             throw StoryCancelled()
         }
@@ -72,7 +72,7 @@ struct StoryPipeline: Sendable {
 
     /// Stops the job quietly when the story was deleted meanwhile.
     private func ensureActive(_ story: StoryRecord, store: ChorusStore) async throws {
-        if try await store.isStoryCancelled(id: story.id) { throw StoryCancelled() }
+        if try await store.stories.isStoryCancelled(id: story.id) { throw StoryCancelled() }
     }
 
     struct StoryCancelled: Error {}
@@ -127,7 +127,7 @@ struct StoryPipeline: Sendable {
             let parsed = try StoryText.parse(generated.content)
             let now = services.now()
             try await store.writeTransaction { store in
-                try await store.saveStoryText(storyID: story.id, title: parsed.title, content: parsed.content, now: now)
+                try await store.stories.saveStoryText(storyID: story.id, title: parsed.title, content: parsed.content, now: now)
                 try await Self.enqueue(JobKind.storyNarration, payload: story.id, store: store, now: now)
                 try await Self.enqueue(JobKind.storyScenes, payload: story.id, store: store, now: now)
             }
@@ -150,8 +150,8 @@ struct StoryPipeline: Sendable {
             let now = services.now()
             guard count > 0 else {
                 try await store.writeTransaction { store in
-                    try await store.saveStoryScenes(storyID: story.id, scenes: "[]", status: "succeeded", now: now)
-                    _ = try await store.moveStage(storyID: story.id, stage: "illustrations", from: ["pending"], to: "skipped", now: now)
+                    try await store.stories.saveStoryScenes(storyID: story.id, scenes: "[]", status: "succeeded", now: now)
+                    _ = try await store.stories.moveStage(storyID: story.id, stage: "illustrations", from: ["pending"], to: "skipped", now: now)
                 }
                 await services.publishStoryProgress(
                     StoryProgressDTO(type: "stage", storyID: story.id, stage: "scenes", status: "succeeded"), userID: story.userID)
@@ -185,9 +185,9 @@ struct StoryPipeline: Sendable {
                 logger.warning("scene extraction unusable: evenly spread sentences are used", metadata: ["error": .string("\(error)")])
                 scenes = ScenePlan.fallback(story: content, count: count, heroName: story.snapshot.heroName)
             }
-            let encoded = ChorusStore.json(scenes)
+            let encoded = StoryStore.json(scenes)
             try await store.writeTransaction { store in
-                try await store.saveStoryScenes(storyID: story.id, scenes: encoded, status: "succeeded", now: now)
+                try await store.stories.saveStoryScenes(storyID: story.id, scenes: encoded, status: "succeeded", now: now)
                 try await Self.enqueue(JobKind.storyIllustrations, payload: story.id, store: store, now: now)
             }
             services.jobSignal.notify()
@@ -205,8 +205,8 @@ struct StoryPipeline: Sendable {
             let language = StoryLanguage(rawValue: story.language) ?? .en
             let voice = StoryVoiceCatalog.voice(story.voice) ?? StoryVoiceCatalog.all[0]
             let parts = TextChunker(maxCharacters: stories.speech.maxInputCharacters).split(content)
-            try await store.setNarrationPartsTotal(storyID: story.id, total: parts.count)
-            var spoken = Dictionary(uniqueKeysWithValues: try await store.narrationParts(storyID: story.id).map { ($0.part, $0) })
+            try await store.stories.setNarrationPartsTotal(storyID: story.id, total: parts.count)
+            var spoken = Dictionary(uniqueKeysWithValues: try await store.stories.narrationParts(storyID: story.id).map { ($0.part, $0) })
             for (index, text) in parts.enumerated() where spoken[index + 1] == nil {
                 try await ensureActive(story, store: store)
                 let speech = try await stories.speech.synthesize(
@@ -218,7 +218,7 @@ struct StoryPipeline: Sendable {
                 let key = "stories/\(story.id)/narration-\(index + 1).\(speech.format.rawValue)"
                 try await putIfActive(key, part.bytes, contentType: speech.format.contentType, story: story, store: store)
                 let record = NarrationPartRecord(part: index + 1, text: text, blobKey: key, durationMs: part.durationMs)
-                try await store.insertNarrationPart(storyID: story.id, record)
+                try await store.stories.insertNarrationPart(storyID: story.id, record)
                 spoken[index + 1] = record
                 await services.publishStoryProgress(
                     StoryProgressDTO(
@@ -242,7 +242,7 @@ struct StoryPipeline: Sendable {
             let key = "stories/\(story.id)/narration.\(format.rawValue)"
             _ = try await stories.blobs.put(BlobKey(rawValue: key)!, data: audio, contentType: format.contentType)
             let durationMs = spoken.values.reduce(0) { $0 + $1.durationMs }
-            try await store.completeNarration(storyID: story.id, blobKey: key, durationMs: durationMs, scenes: nil, now: services.now())
+            try await store.stories.completeNarration(storyID: story.id, blobKey: key, durationMs: durationMs, scenes: nil, now: services.now())
             logger.info("story narrated", metadata: ["parts": .stringConvertible(parts.count), "duration_ms": .stringConvertible(durationMs)])
             await services.publishStoryProgress(
                 StoryProgressDTO(type: "stage", storyID: story.id, stage: "narration", status: "succeeded", partsReady: parts.count),
@@ -258,11 +258,11 @@ struct StoryPipeline: Sendable {
         let only = pieces.count == 2 ? Int(pieces[1]) : nil
         try await withStory(job, stage: "illustrations", storyID: pieces[0], store: store, logger: logger) { story, logger in
             guard story.stages["scenes"] == "succeeded", let scenesJSON = story.scenes else { return }
-            let scenes = (try? ChorusStore.decodeJSON([StoryScene].self, scenesJSON)) ?? []
+            let scenes = (try? StoryStore.decodeJSON([StoryScene].self, scenesJSON)) ?? []
             guard !scenes.isEmpty else { return }
             if only == nil, story.stages["illustrations"] == "succeeded" { return }
             try await moveStage(story, "illustrations", to: "running", store: store)
-            if try await store.illustrations(storyID: story.id).isEmpty {
+            if try await store.stories.illustrations(storyID: story.id).isEmpty {
                 let character = try await characterDescription(story, store: store)
                 let items = scenes.map {
                     IllustrationRecord(
@@ -270,9 +270,9 @@ struct StoryPipeline: Sendable {
                         status: "pending",
                         errorType: nil, error: nil, retryCount: 0, lastAttemptAt: nil, usedFallback: false, blobKey: nil, timestampMs: nil)
                 }
-                try await store.insertIllustrations(storyID: story.id, items)
+                try await store.stories.insertIllustrations(storyID: story.id, items)
             }
-            let remaining = try await store.illustrations(storyID: story.id).filter { item in
+            let remaining = try await store.stories.illustrations(storyID: story.id).filter { item in
                 if let only { return item.number == only }
                 return item.status == "pending" || item.status == "running"
             }
@@ -288,7 +288,7 @@ struct StoryPipeline: Sendable {
                     try await group.waitForAll()
                 }
             }
-            let final = try await store.illustrations(storyID: story.id)
+            let final = try await store.stories.illustrations(storyID: story.id)
             let succeeded = final.filter { $0.status == "succeeded" }.count
             let status = succeeded == final.count ? "succeeded" : (succeeded == 0 ? "failed" : "partial")
             try await moveStage(story, "illustrations", to: status, store: store)
@@ -298,12 +298,12 @@ struct StoryPipeline: Sendable {
     /// The hero's look for every picture: the cached visual profile, extracted once and saved on the hero.
     private func characterDescription(_ story: StoryRecord, store: ChorusStore) async throws -> String {
         let snapshot = story.snapshot
-        let hero = try await story.heroID.asyncFlatMap { try await store.hero(id: $0, userID: story.userID) }
-        var profile = hero?.visualProfile.flatMap { try? ChorusStore.decodeJSON(HeroVisualProfile.self, $0) }
+        let hero = try await story.heroID.asyncFlatMap { try await store.stories.hero(id: $0, userID: story.userID) }
+        var profile = hero?.visualProfile.flatMap { try? StoryStore.decodeJSON(HeroVisualProfile.self, $0) }
         if profile == nil {
             try await ensureActive(story, store: store)
             profile = try? await extractProfile(name: snapshot.heroName, appearance: snapshot.heroAppearance, avatarPrompt: snapshot.heroAvatarPrompt)
-            if let profile, let hero { try await store.setHeroVisualProfile(id: hero.id, profile: ChorusStore.json(profile)) }
+            if let profile, let hero { try await store.stories.setHeroVisualProfile(id: hero.id, profile: StoryStore.json(profile)) }
         }
         return (profile ?? HeroVisualProfile()).sceneCharacterDescription(heroName: snapshot.heroName, fallbackAppearance: snapshot.heroAppearance)
     }
@@ -332,7 +332,7 @@ struct StoryPipeline: Sendable {
             try await ensureActive(story, store: store)
             item.status = "running"
             item.lastAttemptAt = services.now()
-            try await store.updateIllustration(storyID: story.id, item)
+            try await store.stories.updateIllustration(storyID: story.id, item)
             var delay: Double?
             do {
                 let image = try await stories.images.generate(
@@ -344,7 +344,7 @@ struct StoryPipeline: Sendable {
                 item.status = "succeeded"
                 item.blobKey = key
                 item.error = nil
-                try await store.updateIllustration(storyID: story.id, item)
+                try await store.stories.updateIllustration(storyID: story.id, item)
                 logger.info("illustration drawn", metadata: ["number": .stringConvertible(item.number), "attempts": .stringConvertible(attempt)])
                 await services.publishStoryProgress(
                     StoryProgressDTO(type: "illustration", storyID: story.id, stage: "illustrations", status: "succeeded", number: item.number),
@@ -386,7 +386,7 @@ struct StoryPipeline: Sendable {
             item.retryCount += 1
             guard let wait = delay, attempt < settings.illustrationAttempts else {
                 item.status = "failed"
-                try await store.updateIllustration(storyID: story.id, item)
+                try await store.stories.updateIllustration(storyID: story.id, item)
                 logger.warning(
                     "illustration failed", metadata: ["number": .stringConvertible(item.number), "error_type": .string(item.errorType ?? "-")])
                 await services.publishStoryProgress(
@@ -397,7 +397,7 @@ struct StoryPipeline: Sendable {
                 return
             }
             item.status = "pending"
-            try await store.updateIllustration(storyID: story.id, item)
+            try await store.stories.updateIllustration(storyID: story.id, item)
             logger.info("illustration will be retried", metadata: ["number": .stringConvertible(item.number), "wait_s": .stringConvertible(wait)])
             if wait > 0 { try await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
         }

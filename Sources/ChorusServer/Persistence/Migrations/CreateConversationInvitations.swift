@@ -38,7 +38,7 @@ struct CreateConversationInvitations: AsyncMigration {
                 .map { try $0.decode(column: "email", as: String.self) }
             guard emails.count == 2 else { continue }
             let id = try row.decode(column: "id", as: String.self)
-            try await sql.raw("UPDATE conversations SET direct_key = \(bind: ChorusStore.directKey(emails)) WHERE id = \(bind: id)").run()
+            try await sql.raw("UPDATE conversations SET direct_key = \(bind: InvitationStore.directKey(emails)) WHERE id = \(bind: id)").run()
         }
     }
 

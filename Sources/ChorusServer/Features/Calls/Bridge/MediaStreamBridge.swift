@@ -142,7 +142,7 @@ final class MediaStreamBridge: @unchecked Sendable {
         }
         services.background.track { [self] in
             do {
-                guard let call = try await store.claimStream(tokenHash: Self.hash(token), now: services.now()) else {
+                guard let call = try await store.callBridge.claimStream(tokenHash: Self.hash(token), now: services.now()) else {
                     reject("invalid or already used call token")
                     return
                 }
@@ -244,7 +244,7 @@ final class MediaStreamBridge: @unchecked Sendable {
         let persona = (try? await placement.resolveScenario(call.scenario, userID: call.userID))?.persona ?? ""
         let language = CallLanguage.detect(persona)
         guard let disclosure = services.configuration.callDisclosure else { return (language, nil) }
-        let displayName = (try? await store.explicitDisplayName(userID: call.userID)) ?? nil
+        let displayName = (try? await store.messaging.explicitDisplayName(userID: call.userID)) ?? nil
         return (language, disclosure.text(language: language, callerName: CallDisclosure.firstName(from: displayName)))
     }
 
@@ -451,7 +451,7 @@ final class MediaStreamBridge: @unchecked Sendable {
         let logger = logger
         services.background.track {
             do {
-                try await store.addOptOut(hash: services.numberHasher.hash(call.phoneNumber), source: source, now: services.now())
+                try await store.destinations.addOptOut(hash: services.numberHasher.hash(call.phoneNumber), source: source, now: services.now())
             } catch {
                 logger.error("could not record an opt-out", metadata: ["call_id": .stringConvertible(call.id), "error": .string(String(describing: error))])
             }
@@ -518,7 +518,7 @@ final class MediaStreamBridge: @unchecked Sendable {
             turnLatencyP50Milliseconds: LatencyPercentile.of(turns, 50), turnLatencyP90Milliseconds: LatencyPercentile.of(turns, 90),
             turns: turns.count, bargeIns: machine?.bargeIns ?? 0, transcript: machine?.transcript ?? [])
         do {
-            try await store.recordBridgeOutcome(
+            try await store.callBridge.recordBridgeOutcome(
                 callID: call.id, outcome: outcome,
                 retention: TimeInterval(services.configuration.callBridge.transcriptRetentionDays * 86_400), now: services.now())
         } catch {

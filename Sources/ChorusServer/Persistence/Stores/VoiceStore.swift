@@ -24,7 +24,13 @@ struct SpeechCacheEntry: Sendable, Equatable {
     var sizeBytes: Int?
 }
 
-extension ChorusStore {
+/// Voice features: cloned voice profiles, voice usage counters, the speech cache, conversation summaries and digest
+/// subscriptions.
+///
+/// Reached as `store.voices`, or `tx.voices` inside ``ChorusStore/writeTransaction(_:)``.
+struct VoiceStore: StoreArea {
+    let base: ChorusStore
+
     // MARK: Voice profiles
 
     func voiceProfile(userID: String) async throws -> VoiceProfileRecord? {
@@ -35,7 +41,7 @@ extension ChorusStore {
     /// deletes).
     func replaceVoiceProfile(_ profile: VoiceProfileRecord) async throws -> VoiceProfileRecord? {
         try await writeTransaction { tx in
-            let previous = try await tx.voiceProfile(userID: profile.userID)
+            let previous = try await tx.voices.voiceProfile(userID: profile.userID)
             try await tx.sql.raw("DELETE FROM voice_profiles WHERE user_id = \(bind: profile.userID)").run()
             try await tx.sql.raw(
                 """
@@ -189,7 +195,7 @@ struct SummaryRecord: Sendable {
     var createdAt: Date
 }
 
-extension ChorusStore {
+extension VoiceStore {
     /// The newest summary of the same selection covering exactly up to `lastSeq`.
     func summary(conversationID: String, selection: String, lastSeq: Int64) async throws -> SummaryRecord? {
         try await reader.raw(
@@ -237,7 +243,7 @@ struct DigestSubscriptionRecord: Sendable, Equatable {
     var nextAt: Date?
 }
 
-extension ChorusStore {
+extension VoiceStore {
     func digestSubscription(conversationID: String, userID: String) async throws -> DigestSubscriptionRecord? {
         try await sql.raw(
             "SELECT * FROM digest_subscriptions WHERE conversation_id = \(bind: conversationID) AND user_id = \(bind: userID)"
@@ -267,9 +273,9 @@ extension ChorusStore {
             else { throw ChorusStoreError.missingRow("digest_subscriptions") }
             let version = try row.decode(column: "version", as: Int64.self)
             if let next {
-                try await tx.enqueueJob(kind: JobKind.conversationDigest, payload: "\(conversationID)|\(userID)|\(version)", runAt: next, now: now)
+                try await tx.jobs.enqueueJob(kind: JobKind.conversationDigest, payload: "\(conversationID)|\(userID)|\(version)", runAt: next, now: now)
             }
-            guard let record = try await tx.digestSubscription(conversationID: conversationID, userID: userID) else {
+            guard let record = try await tx.voices.digestSubscription(conversationID: conversationID, userID: userID) else {
                 throw ChorusStoreError.missingRow("digest_subscriptions")
             }
             return record
@@ -289,7 +295,7 @@ extension ChorusStore {
                 """
             ).first()
             guard updated != nil else { return }
-            try await tx.enqueueJob(
+            try await tx.jobs.enqueueJob(
                 kind: JobKind.conversationDigest, payload: "\(subscription.conversationID)|\(subscription.userID)|\(subscription.version)",
                 runAt: next, now: now)
         }

@@ -19,7 +19,12 @@ struct AuditRecord: Sendable, Equatable {
     var createdAt: Date
 }
 
-extension ChorusStore {
+/// The operator console: admin roles, console sessions, the audit log, the overview figures and operator actions.
+///
+/// Reached as `store.console`, or `tx.console` inside ``ChorusStore/writeTransaction(_:)``.
+struct ConsoleStore: StoreArea {
+    let base: ChorusStore
+
     /// Sets the role of the account with `email`; `false` when there is none.
     func setRole(email: String, role: String) async throws -> Bool {
         try await sql.raw("UPDATE users SET role = \(bind: role) WHERE email = \(bind: email) RETURNING id").first() != nil
@@ -109,7 +114,7 @@ struct ConsoleFigures: Sendable {
     var spendPerDay: [String: [String: Int64]] = [:]
 }
 
-extension ChorusStore {
+extension ConsoleStore {
     /// Counts for the console: calls since `dayStart` and per hour since `hoursSince`, accounts, active subscriptions,
     /// the job queue, App Store notifications by outcome, and each feature's spend per day since `spendSince`.
     func consoleFigures(now: Date, dayStart: Date, hoursSince: Date, spendSince: String) async throws -> ConsoleFigures {
@@ -183,7 +188,7 @@ enum ConsoleRefund: Sendable, Equatable {
     case notFound
 }
 
-extension ChorusStore {
+extension ConsoleStore {
     /// Gives a charged call back to the user's quota: the call's charge state moves `charged → refunded` with a
     /// compare-and-set and its bucket gets the call back, in one transaction (of concurrent refunds one wins).
     func refundCall(id: Int, now: Date) async throws -> ConsoleRefund {
@@ -199,7 +204,7 @@ extension ChorusStore {
                 return try await tx.sql.raw("SELECT id FROM calls WHERE id = \(bind: Int64(id))").first() == nil ? .notFound : .notCharged
             }
             let userID = try row.string("user_id")
-            if let key = try row.optionalString("bucket_key") { try await tx.returnCall(toBucket: key, userID: userID) }
+            if let key = try row.optionalString("bucket_key") { try await tx.usage.returnCall(toBucket: key, userID: userID) }
             return .refunded(userID: userID)
         }
     }
@@ -215,7 +220,7 @@ extension ChorusStore {
     }
 }
 
-extension ChorusStore {
+extension ConsoleStore {
     /// An account's id, email, role and creation time (never its password hash).
     func consoleUser(id: String) async throws -> (email: String, role: String, createdAt: Date)? {
         try await reader.raw("SELECT email, role, created_at FROM users WHERE id = \(bind: id)").first().map {

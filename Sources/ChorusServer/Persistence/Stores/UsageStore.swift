@@ -2,7 +2,12 @@ import ChorusCore
 import Foundation
 import SQLKit
 
-extension ChorusStore {
+/// Call quota: the quota buckets a user's calls are taken from (`quota_buckets`) and the usage account built from them.
+///
+/// Reached as `store.usage`, or `tx.usage` inside ``ChorusStore/writeTransaction(_:)``.
+struct UsageStore: StoreArea {
+    let base: ChorusStore
+
     /// Everything the permission policy needs about `userID`, or `nil` for an unknown user. The plan is the one the
     /// user's best entitlement gives at `now`.
     func usageAccount(userID: String, entitlements: EntitlementEvaluator, now: Date) async throws -> UsageAccount? {
@@ -24,7 +29,7 @@ extension ChorusStore {
         var subscriptions: [String: SubscriptionSnapshot] = [:]
         for row in rows {
             if let original = try row.optionalString("original_transaction_id"), subscriptions[original] == nil {
-                subscriptions[original] = try Self.subscriptionSnapshot(row)
+                subscriptions[original] = try PurchaseStore.subscriptionSnapshot(row)
             }
             guard let key = try row.optionalString("key"), buckets[key] == nil else { continue }
             let bucket = QuotaBucket(

@@ -16,7 +16,12 @@ enum IdempotencyClaim: Sendable, Equatable {
     case completed(status: Int, body: String)
 }
 
-extension ChorusStore {
+/// Idempotency keys of money-path requests (`idempotency_keys`): claimed, completed with the response, or released.
+///
+/// Reached as `store.idempotency`, or `tx.idempotency` inside ``ChorusStore/writeTransaction(_:)``.
+struct IdempotencyStore: StoreArea {
+    let base: ChorusStore
+
     /// Claims `key` for `userID` (a single insert; the primary key makes it atomic). Keys older than `ttl` are forgotten;
     /// a key still pending after `lapse` is taken over by one request with the same fingerprint (a compare-and-set).
     func claimIdempotencyKey(

@@ -48,7 +48,13 @@ struct UsageTotal: Sendable, Equatable {
     var usdMicros: Int64
 }
 
-extension ChorusStore {
+/// Provider usage (`provider_usage`, one row per provider call) and the spend ledger per feature and period
+/// (`feature_spend`).
+///
+/// Reached as `store.metering`, or `tx.metering` inside ``ChorusStore/writeTransaction(_:)``.
+struct MeteringStore: StoreArea {
+    let base: ChorusStore
+
     /// Records `usage` and adds its cost to its feature's day and month; with `settling`, the reservation made for the
     /// call is replaced by its cost instead (the difference is added to the reservation's periods).
     func recordUsage(_ usage: UsageRecord, settling reservation: SpendReservation? = nil) async throws {
@@ -69,7 +75,7 @@ extension ChorusStore {
             if let reservation {
                 let (delta, overflow) = usage.usdMicros.subtractingReportingOverflow(reservation.amount)
                 guard !overflow, delta != 0 else { return }
-                try await store.adjustFeatureSpend(reservation.feature, periods: reservation.periods, by: delta)
+                try await store.metering.adjustFeatureSpend(reservation.feature, periods: reservation.periods, by: delta)
                 return
             }
             guard usage.usdMicros > 0 else { return }
@@ -95,7 +101,7 @@ extension ChorusStore {
         let amount = max(0, amount)
         return try await writeTransaction { tx in
             if let user, let limit = user.limit {
-                guard try await tx.chargeVoiceUsage(userID: user.id, key: user.key, limit: limit) else { throw SpendLimitReached.user }
+                guard try await tx.voices.chargeVoiceUsage(userID: user.id, key: user.key, limit: limit) else { throw SpendLimitReached.user }
             }
             for (period, budget, reached) in [(day.period, day.budget, SpendLimitReached.day), (month.period, month.budget, .month)] {
                 if let budget {
@@ -127,8 +133,8 @@ extension ChorusStore {
     /// Gives a reservation back (the call it was made for failed): its amount and its operation.
     func releaseFeatureSpend(_ reservation: SpendReservation) async throws {
         try await writeTransaction { tx in
-            if let user = reservation.userCounter { try await tx.refundVoiceUsage(userID: user.id, key: user.key) }
-            if reservation.amount > 0 { try await tx.adjustFeatureSpend(reservation.feature, periods: reservation.periods, by: -reservation.amount) }
+            if let user = reservation.userCounter { try await tx.voices.refundVoiceUsage(userID: user.id, key: user.key) }
+            if reservation.amount > 0 { try await tx.metering.adjustFeatureSpend(reservation.feature, periods: reservation.periods, by: -reservation.amount) }
         }
     }
 

@@ -26,7 +26,12 @@ struct ClaimedJob: Sendable, Equatable {
     var maxAttempts: Int
 }
 
-extension ChorusStore {
+/// The durable job queue (`jobs`): enqueue, lease, complete, fail, cancel.
+///
+/// Reached as `store.jobs`, or `tx.jobs` inside ``ChorusStore/writeTransaction(_:)``.
+struct JobStore: StoreArea {
+    let base: ChorusStore
+
     @discardableResult
     func enqueueJob(kind: String, payload: String, runAt: Date, now: Date, maxAttempts: Int = 5) async throws -> Int {
         guard

@@ -42,7 +42,13 @@ private struct RollBack: Error {
     let outcome: PurchaseOutcome
 }
 
-extension ChorusStore {
+/// App Store purchases: transactions (`app_store_transactions`), subscriptions (`app_store_subscriptions`) and
+/// notifications (`app_store_notifications`).
+///
+/// Reached as `store.purchases`, or `tx.purchases` inside ``ChorusStore/writeTransaction(_:)``.
+struct PurchaseStore: StoreArea {
+    let base: ChorusStore
+
     /// Claims the transaction for the user and grants what it bought, atomically. A transaction id is claimed once;
     /// a subscription belongs to the account that first claimed one of its transactions.
     ///
@@ -58,12 +64,12 @@ extension ChorusStore {
             return try await writeTransaction { tx in
                 let recorded =
                     byApp
-                    ? try await tx.claimTransaction(purchase, userID: userID, now: now)
-                    : try await tx.recordTransaction(purchase, userID: userID, now: now)
+                    ? try await tx.purchases.claimTransaction(purchase, userID: userID, now: now)
+                    : try await tx.purchases.recordTransaction(purchase, userID: userID, now: now)
                 guard recorded else { return .duplicate }
                 switch product {
                 case .addon(let terms):
-                    try await tx.insertBucket(
+                    try await tx.usage.insertBucket(
                         QuotaBucket.addonPack(transactionID: purchase.transactionID, purchasedAt: purchase.purchaseDate, terms: terms),
                         userID: userID
                     )
@@ -77,15 +83,15 @@ extension ChorusStore {
                     // When the App Store said this; a legacy receipt has no signing date, so its purchase date stands in
                     // (never the server's clock, which would make Apple's own later-delivered notifications look stale).
                     let signedAt = purchase.signedDate ?? purchase.purchaseDate
-                    if let owner = try await tx.subscription(originalTransactionID: purchase.originalTransactionID)?.userID, owner != userID {
+                    if let owner = try await tx.purchases.subscription(originalTransactionID: purchase.originalTransactionID)?.userID, owner != userID {
                         throw RollBack(outcome: .ownedByAnotherAccount)
                     }
                     // Insert, or apply to the stored subscription (another instance may insert it in between: then apply).
-                    while try await tx.applySubscriptionEvent(
+                    while try await tx.purchases.applySubscriptionEvent(
                         originalTransactionID: purchase.originalTransactionID, event: .paid(transaction), signedAt: signedAt,
                         tierOf: tierOf, now: now) == .unknown
                     {
-                        let inserted = try await tx.insertSubscription(
+                        let inserted = try await tx.purchases.insertSubscription(
                             SubscriptionLifecycle.start(transaction, signedAt: signedAt), userID: userID,
                             environment: purchase.environment.rawValue, now: now)
                         if inserted { break }
@@ -246,7 +252,7 @@ extension ChorusStore {
                     """
                 ).first() != nil
             if inserted {
-                try await tx.enqueueJob(kind: JobKind.applyAppStoreNotification, payload: notification.notificationUUID, runAt: now, now: now)
+                try await tx.jobs.enqueueJob(kind: JobKind.applyAppStoreNotification, payload: notification.notificationUUID, runAt: now, now: now)
             }
             return inserted
         }

@@ -41,7 +41,12 @@ struct CustomScenarioRecord: Sendable, Equatable {
     static func screenedText(name: String, persona: String) -> String { name + "\n" + persona }
 }
 
-extension ChorusStore {
+/// Users' custom scenarios (`custom_scenarios`) with their moderation verdict.
+///
+/// Reached as `store.scenarios`, or `tx.scenarios` inside ``ChorusStore/writeTransaction(_:)``.
+struct ScenarioStore: StoreArea {
+    let base: ChorusStore
+
     /// Inserts the scenario unless the user already has `limit`. The count and the insert are one transaction
     /// holding the user's row lock (PostgreSQL) or the write lock (SQLite), so concurrent creations cannot overshoot.
     func createCustomScenario(

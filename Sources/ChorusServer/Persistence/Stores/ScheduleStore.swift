@@ -31,7 +31,12 @@ struct ScheduleRecord: Sendable, Equatable {
     }
 }
 
-extension ChorusStore {
+/// Scheduled calls (`scheduled_calls`) and their state transitions.
+///
+/// Reached as `store.schedules`, or `tx.schedules` inside ``ChorusStore/writeTransaction(_:)``.
+struct ScheduleStore: StoreArea {
+    let base: ChorusStore
+
     /// Records the schedule and its job in one transaction.
     func createSchedule(userID: String, phoneNumber: String, scenario: String, at time: Date, now: Date) async throws -> ScheduleRecord {
         try await writeTransaction { tx in
@@ -46,7 +51,7 @@ extension ChorusStore {
                 ).first()
             else { throw ChorusStoreError.missingRow("scheduled_calls") }
             let id = try row.int("id")
-            let jobID = try await tx.enqueueJob(kind: JobKind.scheduledCall, payload: String(id), runAt: time, now: now)
+            let jobID = try await tx.jobs.enqueueJob(kind: JobKind.scheduledCall, payload: String(id), runAt: time, now: now)
             try await tx.sql.raw("UPDATE scheduled_calls SET job_id = \(bind: Int64(jobID)) WHERE id = \(bind: Int64(id))").run()
             return ScheduleRecord(
                 id: id, userID: userID, phoneNumber: phoneNumber, scenario: scenario, scheduledTime: time, state: .scheduled, jobID: jobID,
@@ -81,7 +86,7 @@ extension ChorusStore {
                 """
             ).first()
             if let cancelled, let jobID = try cancelled.optionalInt("job_id") {
-                try await tx.cancelJob(id: jobID, now: now)
+                try await tx.jobs.cancelJob(id: jobID, now: now)
             }
             guard
                 let record = try await tx.sql.raw(

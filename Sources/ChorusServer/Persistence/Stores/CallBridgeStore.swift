@@ -21,7 +21,13 @@ struct TranscriptLineRecord: Sendable, Equatable {
     var interrupted: Bool
 }
 
-extension ChorusStore {
+/// The live call bridge: the media stream token and bridge outcome on `calls`, the transcript (`call_transcript_lines`) and
+/// the shared dial pacing (`dial_pacing`).
+///
+/// Reached as `store.callBridge`, or `tx.callBridge` inside ``ChorusStore/writeTransaction(_:)``.
+struct CallBridgeStore: StoreArea {
+    let base: ChorusStore
+
     /// Stores the hash of the one-time token the call's TwiML hands to its media stream, and notes the answer (Twilio
     /// fetches TwiML when the callee picks up) if the `answered` callback has not. A call whose stream has started or
     /// that has ended gets none (`false`).
@@ -49,7 +55,7 @@ extension ChorusStore {
                 WHERE stream_token_hash = \(bind: tokenHash) AND stream_started_at IS NULL AND status_rank < 4
                 RETURNING *
                 """
-            ).first().map(Self.callRecord)
+            ).first().map(CallStore.callRecord)
         }
     }
 
@@ -82,7 +88,7 @@ extension ChorusStore {
                     """
                 ).first(), let key = try row.optionalString("bucket_key")
             {
-                try await tx.returnCall(toBucket: key, userID: try row.string("user_id"))
+                try await tx.usage.returnCall(toBucket: key, userID: try row.string("user_id"))
             }
             for (position, line) in outcome.transcript.enumerated() {
                 try await tx.sql.raw(
@@ -94,7 +100,7 @@ extension ChorusStore {
                 ).run()
             }
             if !outcome.transcript.isEmpty {
-                try await tx.enqueueJob(
+                try await tx.jobs.enqueueJob(
                     kind: JobKind.purgeTranscript, payload: String(callID), runAt: now.addingTimeInterval(retention), now: now)
             }
         }

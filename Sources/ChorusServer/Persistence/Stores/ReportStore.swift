@@ -36,7 +36,12 @@ enum ReportStatusChange: Sendable, Equatable {
     case changed(from: ReportStatus, record: ContentReportRecord, disabledScenario: String?)
 }
 
-extension ChorusStore {
+/// Content reports (`content_reports`) and their review queue.
+///
+/// Reached as `store.reports`, or `tx.reports` inside ``ChorusStore/writeTransaction(_:)``.
+struct ReportStore: StoreArea {
+    let base: ChorusStore
+
     /// Inserts the report unless the user filed `limit` in the day before `now`; `nil` then, with the time the oldest
     /// of them leaves the window. The count and the insert hold the user's row lock (PostgreSQL) or the write lock
     /// (SQLite), so concurrent reports cannot overshoot.

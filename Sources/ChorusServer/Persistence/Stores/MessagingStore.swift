@@ -106,7 +106,13 @@ enum SendMessageOutcome: Sendable, Equatable {
     case audioInUse
 }
 
-extension ChorusStore {
+/// Voice messages: profiles (`messaging_profiles`), conversations and members, messages with their per-member state,
+/// and audio recordings (`audio_recordings`) with their transcripts.
+///
+/// Reached as `store.messaging`, or `tx.messaging` inside ``ChorusStore/writeTransaction(_:)``.
+struct MessagingStore: StoreArea {
+    let base: ChorusStore
+
     // MARK: Profiles
 
     /// The profile, or the defaults for an account that never set one (`nil` for an unknown account).
@@ -169,7 +175,7 @@ extension ChorusStore {
         id: String, kind: String, title: String?, creatorID: String, creatorEmail: String, inviteeEmails: [String], now: Date
     ) async throws -> (id: String, created: Bool, invited: [String]) {
         try await writeTransaction { tx in
-            let directKey = kind == "direct" ? Self.directKey([creatorEmail] + inviteeEmails) : nil
+            let directKey = kind == "direct" ? InvitationStore.directKey([creatorEmail] + inviteeEmails) : nil
             let inserted = try await tx.sql.raw(
                 """
                 INSERT INTO conversations (id, kind, title, direct_key, created_by, created_at)
@@ -184,13 +190,13 @@ extension ChorusStore {
                 else { throw ChorusStoreError.missingRow("conversations") }
                 conversationID = try existing.string("id")
             }
-            try await tx.insertMember(conversationID: conversationID, userID: creatorID, role: inserted == nil ? "member" : "owner", now: now)
+            try await tx.messaging.insertMember(conversationID: conversationID, userID: creatorID, role: inserted == nil ? "member" : "owner", now: now)
             try await tx.sql.raw(
                 "DELETE FROM conversation_invitations WHERE conversation_id = \(bind: conversationID) AND invitee_email = \(bind: creatorEmail)"
             ).run()
             var invited: [String] = []
             for email in inviteeEmails where email != creatorEmail {
-                if try await tx.invite(conversationID: conversationID, inviterID: creatorID, email: email, now: now) { invited.append(email) }
+                if try await tx.invitations.invite(conversationID: conversationID, inviterID: creatorID, email: email, now: now) { invited.append(email) }
             }
             return (conversationID, inserted != nil, invited)
         }
@@ -432,11 +438,11 @@ extension ChorusStore {
                     ).first()
                 else { throw ChorusStoreError.missingRow("messages") }
                 guard try existing.string("conversation_id") == new.conversationID,
-                    let message = try await tx.message(id: existing.string("id"), viewer: new.senderID)
+                    let message = try await tx.messaging.message(id: existing.string("id"), viewer: new.senderID)
                 else { return .clientIDReused }
                 return .duplicate(message)
             }
-            if let quota = new.voiceQuota, try await !tx.chargeVoiceUsage(userID: new.senderID, key: quota.key, limit: quota.limit) {
+            if let quota = new.voiceQuota, try await !tx.voices.chargeVoiceUsage(userID: new.senderID, key: quota.key, limit: quota.limit) {
                 throw VoiceQuotaExceeded(limit: quota.limit)
             }
             try await tx.sql.raw(
@@ -451,7 +457,7 @@ extension ChorusStore {
                 WHERE conversation_id = \(bind: new.conversationID) AND user_id = \(bind: new.senderID)
                 """
             ).run()
-            guard let message = try await tx.message(id: new.id, viewer: new.senderID) else {
+            guard let message = try await tx.messaging.message(id: new.id, viewer: new.senderID) else {
                 throw ChorusStoreError.missingRow("messages")
             }
             return .created(message)
@@ -487,7 +493,7 @@ extension ChorusStore {
                 WHERE id = \(bind: id)
                 """
             ).run()
-            guard let message = try await tx.message(id: id, viewer: senderID) else { throw ChorusStoreError.missingRow("messages") }
+            guard let message = try await tx.messaging.message(id: id, viewer: senderID) else { throw ChorusStoreError.missingRow("messages") }
             return (message, audioID)
         }
     }
@@ -637,5 +643,14 @@ extension ChorusStore {
             transcriptConfidence: try row.decode(column: "transcript_confidence", as: Double?.self),
             transcriptLabel: try row.optionalString("transcript_label"), transcriptLanguage: try row.optionalString("transcript_language")
         )
+    }
+}
+
+extension MessagingStore {
+    /// The display name a user set on their messaging profile, if they set one (never the email-derived default): the
+    /// first name a call's disclosure may say.
+    func explicitDisplayName(userID: String) async throws -> String? {
+        try await reader.raw("SELECT display_name FROM messaging_profiles WHERE user_id = \(bind: userID)").first()?
+            .optionalString("display_name")
     }
 }

@@ -100,7 +100,12 @@ struct IllustrationRecord: Sendable, Equatable {
     var timestampMs: Int?
 }
 
-extension ChorusStore {
+/// Stories: heroes, custom events, stories with their pipeline stages, narration parts and illustrations.
+///
+/// Reached as `store.stories`, or `tx.stories` inside ``ChorusStore/writeTransaction(_:)``.
+struct StoryStore: StoreArea {
+    let base: ChorusStore
+
     // MARK: Heroes
 
     func insertHero(_ hero: HeroRecord) async throws {

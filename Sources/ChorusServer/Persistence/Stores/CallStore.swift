@@ -66,7 +66,12 @@ struct CallStatusUpdate: Sendable, Equatable {
     var call: CallRecord?
 }
 
-extension ChorusStore {
+/// Calls (`calls`): reserving one against quota, its status from the telephony provider, history and lookups.
+///
+/// Reached as `store.calls`, or `tx.calls` inside ``ChorusStore/writeTransaction(_:)``.
+struct CallStore: StoreArea {
+    let base: ChorusStore
+
     /// Charges `bucket` and records the call in one transaction. `nil` when the bucket was emptied meanwhile.
     ///
     /// A call from the trial bucket also counts against `trialCallsPerDay` (all accounts, per UTC day) in the same
@@ -74,9 +79,9 @@ extension ChorusStore {
     func reserveCall(_ call: NewCall, bucket: QuotaBucket?, now: Date, trialCallsPerDay: Int? = nil) async throws -> CallRecord? {
         try await writeTransaction { tx in
             if let bucket {
-                guard try await tx.takeCall(from: bucket, userID: call.userID, now: now) else { return nil }
+                guard try await tx.usage.takeCall(from: bucket, userID: call.userID, now: now) else { return nil }
                 if bucket.kind == .trial, let cap = trialCallsPerDay,
-                    try await tx.chargeAdmission([AdmissionCharge(scope: Self.trialCallsScope, period: Self.admissionDay(now), limit: cap)]) != nil
+                    try await tx.usageLimits.chargeAdmission([AdmissionCharge(scope: UsageLimitStore.trialCallsScope, period: UsageLimitStore.admissionDay(now), limit: cap)]) != nil
                 {
                     throw TrialCallsExhausted()  // rolls the bucket's charge back
                 }
@@ -96,7 +101,7 @@ extension ChorusStore {
             let id = try row.int("id")
             // If the final status callback never arrives, this job asks the provider once the call must be over.
             let mustBeOver = now.addingTimeInterval(TimeInterval(CallPlacement.ringTimeoutSeconds + call.durationLimit + 120))
-            try await tx.enqueueJob(kind: JobKind.reconcileCall, payload: String(id), runAt: mustBeOver, now: now, maxAttempts: 8)
+            try await tx.jobs.enqueueJob(kind: JobKind.reconcileCall, payload: String(id), runAt: mustBeOver, now: now, maxAttempts: 8)
             return CallRecord(
                 id: id, userID: call.userID, callSid: nil, phoneNumber: call.phoneNumber, scenario: call.scenario,
                 status: .initiated, chargeState: state, bucketKey: bucket?.key, durationLimit: call.durationLimit, durationSeconds: nil,
@@ -128,10 +133,10 @@ extension ChorusStore {
                 """
             ).first()
             if let row, try row.string("charge_state") == ChargeState.released.rawValue, let key = try row.optionalString("bucket_key") {
-                try await tx.returnCall(toBucket: key, userID: try row.string("user_id"))
+                try await tx.usage.returnCall(toBucket: key, userID: try row.string("user_id"))
                 // A trial call that never reached the phone network does not count against the day's trial calls.
                 if key == QuotaBucket.trialKey {
-                    try await tx.refundAdmission(scope: Self.trialCallsScope, period: Self.admissionDay(try row.date("created_at")))
+                    try await tx.usageLimits.refundAdmission(scope: UsageLimitStore.trialCallsScope, period: UsageLimitStore.admissionDay(try row.date("created_at")))
                 }
             }
         }
@@ -204,7 +209,7 @@ extension ChorusStore {
             {
                 refunded = true
                 call.chargeState = .refunded
-                if let key = try row.optionalString("bucket_key") { try await tx.returnCall(toBucket: key, userID: try row.string("user_id")) }
+                if let key = try row.optionalString("bucket_key") { try await tx.usage.returnCall(toBucket: key, userID: try row.string("user_id")) }
             }
             call.status = status
             call.callSid = callSid

@@ -22,7 +22,13 @@ struct AdmissionCharge: Sendable, Equatable {
 /// The day's trial calls across all accounts are used up (`CHORUS_TRIAL_CALLS_PER_DAY`).
 struct TrialCallsExhausted: Error {}
 
-extension ChorusStore {
+/// Denial-of-wallet limits: transcripts stored per recording and language (`audio_transcripts`), and global admission
+/// counters (`admission_counters`: trial calls per day, signups per address and network).
+///
+/// Reached as `store.usageLimits`, or `tx.usageLimits` inside ``ChorusStore/writeTransaction(_:)``.
+struct UsageLimitStore: StoreArea {
+    let base: ChorusStore
+
     /// The counter of trial calls placed per UTC day, all accounts together.
     static let trialCallsScope = "trial_calls"
 
@@ -68,7 +74,7 @@ extension ChorusStore {
                 WHERE audio_id = \(bind: audioID) AND language_key = \(bind: languageKey)
                 """
             ).run()
-            try await tx.saveTranscript(audioID: audioID, text: text, confidence: confidence, label: label, language: language)
+            try await tx.messaging.saveTranscript(audioID: audioID, text: text, confidence: confidence, label: label, language: language)
         }
     }
 

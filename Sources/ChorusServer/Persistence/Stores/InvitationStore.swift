@@ -23,7 +23,12 @@ enum InvitationAcceptance: Sendable, Equatable {
     case notFound
 }
 
-extension ChorusStore {
+/// Consent in conversations: invitations (`conversation_invitations`) and blocks (`conversation_blocks`).
+///
+/// Reached as `store.invitations`, or `tx.invitations` inside ``ChorusStore/writeTransaction(_:)``.
+struct InvitationStore: StoreArea {
+    let base: ChorusStore
+
     /// Sorted and joined by a space (no email contains one): the key of the direct conversation between two emails.
     static func directKey(_ emails: [String]) -> String {
         emails.map { $0.lowercased() }.sorted().joined(separator: " ")
@@ -77,7 +82,7 @@ extension ChorusStore {
             return InvitationRecord(
                 id: try row.string("id"), conversationID: try row.string("conversation_id"), kind: try row.string("kind"),
                 title: try row.optionalString("title"), inviterID: try row.string("inviter_id"), inviterEmail: inviterEmail,
-                inviterName: try row.optionalString("inviter_display_name") ?? Self.defaultDisplayName(email: inviterEmail),
+                inviterName: try row.optionalString("inviter_display_name") ?? MessagingStore.defaultDisplayName(email: inviterEmail),
                 createdAt: try row.date("created_at"))
         }
     }
@@ -103,7 +108,7 @@ extension ChorusStore {
                     "DELETE FROM conversation_invitations WHERE id = \(bind: id) AND invitee_email = \(bind: email) RETURNING id"
                 ).first() != nil
             else { return .notFound }
-            try await tx.insertMember(conversationID: conversationID, userID: userID, role: "member", now: now)
+            try await tx.messaging.insertMember(conversationID: conversationID, userID: userID, role: "member", now: now)
             return .joined(conversationID: conversationID)
         }
     }

@@ -21,7 +21,12 @@ enum RefreshRotation: Sendable, Equatable {
     case invalid
 }
 
-extension ChorusStore {
+/// Accounts and sign-in: users (`users`) and refresh-token families and tokens (`refresh_families`, `refresh_tokens`).
+///
+/// Reached as `store.accounts`, or `tx.accounts` inside ``ChorusStore/writeTransaction(_:)``.
+struct AccountStore: StoreArea {
+    let base: ChorusStore
+
     // MARK: Users
 
     /// Creates the user and its trial allowance. Returns `nil` when the email is taken.
@@ -36,7 +41,7 @@ extension ChorusStore {
                 """
             ).first()
             guard inserted != nil else { return nil }
-            try await tx.insertBucket(trial, userID: user.id)
+            try await tx.usage.insertBucket(trial, userID: user.id)
             return user
         }
     }
@@ -67,7 +72,7 @@ extension ChorusStore {
                 INSERT INTO refresh_families (id, user_id, created_at) VALUES (\(bind: familyID), \(bind: userID), \(bind: now.epochMillis))
                 """
             ).run()
-            try await tx.insertRefreshToken(hash: tokenHash, userID: userID, familyID: familyID, now: now, expiresAt: expiresAt)
+            try await tx.accounts.insertRefreshToken(hash: tokenHash, userID: userID, familyID: familyID, now: now, expiresAt: expiresAt)
         }
     }
 
