@@ -7,35 +7,33 @@ public struct HeroesClient: Sendable {
 
     /// The user's heroes, oldest first.
     public func list() async throws -> [HeroDTO] {
-        try await session.send(.get("/heroes"), as: HeroesResponse.self).heroes
+        try await session.send(API.Stories.heroes.request()).heroes
     }
 
     /// Creates a hero (name 1–50 characters, up to 10 traits, appearance and avatar prompt up to 500 characters).
     /// - Throws: ``ChorusError/validation(_:)`` with the fields at fault.
     public func create(_ hero: HeroRequest) async throws -> HeroDTO {
-        try await session.send(try .post("/heroes", json: hero), as: HeroDTO.self)
+        try await session.send(try API.Stories.createHero.request(json: hero))
     }
 
     public func hero(_ id: String) async throws -> HeroDTO {
-        try await session.send(.get("/heroes/\(id)"), as: HeroDTO.self)
+        try await session.send(API.Stories.hero.request(id))
     }
 
     /// Replaces the hero; a new appearance or avatar prompt makes the next story extract the hero's look again.
     public func update(_ id: String, _ hero: HeroRequest) async throws -> HeroDTO {
-        var request = try APIRequest.post("/heroes/\(id)", json: hero)
-        request.method = "PUT"
-        return try await session.send(request, as: HeroDTO.self)
+        try await session.send(try API.Stories.updateHero.request(id, json: hero))
     }
 
     /// Deletes the hero and its avatar; stories keep their own copy of the hero.
     public func delete(_ id: String) async throws {
-        _ = try await session.send(APIRequest(method: "DELETE", path: "/heroes/\(id)"))
+        try await session.send(API.Stories.deleteHero.request(id))
     }
 
     /// Draws the hero's avatar (seconds with a real image model); the answer carries its signed URL and the hero's
     /// visual profile, reused by every illustration.
     public func generateAvatar(_ id: String) async throws -> HeroDTO {
-        try await session.send(.post("/heroes/\(id)/avatar"), as: HeroDTO.self)
+        try await session.send(API.Stories.generateAvatar.request(id))
     }
 }
 
@@ -46,59 +44,59 @@ public struct StoriesClient: Sendable {
 
     /// The seven storytelling voices.
     public func voices() async throws -> [StoryVoiceDTO] {
-        try await session.send(.get("/stories/voices"), as: StoryVoicesResponse.self).voices
+        try await session.send(API.Stories.voices.request()).voices
     }
 
     /// The built-in events with titles and prompt seeds in `language` (`en`, `es`, `fr`, `de`, `it`).
     public func events(language: String = "en") async throws -> [StoryEventDTO] {
-        try await session.send(.get("/stories/events", query: [URLQueryItem(name: "language", value: language)]), as: StoryEventsResponse.self).events
+        try await session.send(API.Stories.events.request(query: [URLQueryItem(name: "language", value: language)])).events
     }
 
     public func customEvents() async throws -> [StoryEventDTO] {
-        try await session.send(.get("/stories/custom-events"), as: StoryEventsResponse.self).events
+        try await session.send(API.Stories.customEvents.request()).events
     }
 
     /// Saves a custom event; its text passes the content policy, and a missing title or prompt seed is written by the
     /// assistant.
     public func createCustomEvent(_ event: CustomEventRequest) async throws -> StoryEventDTO {
-        try await session.send(try .post("/stories/custom-events", json: event), as: StoryEventDTO.self)
+        try await session.send(try API.Stories.createCustomEvent.request(json: event))
     }
 
     public func deleteCustomEvent(_ id: String) async throws {
-        _ = try await session.send(APIRequest(method: "DELETE", path: "/stories/custom-events/\(id)"))
+        try await session.send(API.Stories.deleteCustomEvent.request(id))
     }
 
     /// The assistant: a title, an enhanced prompt seed, keywords and similar events for a description.
     public func assist(_ request: EventAssistRequest) async throws -> EventAssistResponse {
-        try await session.send(try .post("/stories/custom-events/assist", json: request), as: EventAssistResponse.self)
+        try await session.send(try API.Stories.assist.request(json: request))
     }
 
     /// Starts a story; returns its id at once (the story is written, narrated and illustrated in the background).
     public func create(_ request: CreateStoryRequest) async throws -> String {
-        try await session.send(try .post("/stories", json: request), as: StoryAcceptedDTO.self).id
+        try await session.send(try API.Stories.createStory.request(json: request)).id
     }
 
     /// The story with every stage's status, its text, scenes, narration, illustrations and cost.
     public func story(_ id: String) async throws -> StoryDTO {
-        try await session.send(.get("/stories/\(id)"), as: StoryDTO.self)
+        try await session.send(API.Stories.story.request(id))
     }
 
     /// One page of the user's library, newest first; pass the previous page's `next_cursor` for the next.
     public func library(cursor: String? = nil, limit: Int = 20) async throws -> StoriesPage {
         var query = [URLQueryItem(name: "limit", value: String(limit))]
         if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
-        return try await session.send(.get("/stories", query: query), as: StoriesPage.self)
+        return try await session.send(API.Stories.library.request(query: query))
     }
 
     /// Deletes the story: work in flight stops and its files are removed.
     public func delete(_ id: String) async throws {
-        _ = try await session.send(APIRequest(method: "DELETE", path: "/stories/\(id)"))
+        try await session.send(API.Stories.deleteStory.request(id))
     }
 
     /// Draws a failed illustration again.
     /// - Throws: ``ChorusError`` with status 409 when the illustration is not failed.
     public func retryIllustration(story id: String, number: Int) async throws -> StoryDTO {
-        try await session.send(.post("/stories/\(id)/illustrations/\(number)/retry"), as: StoryDTO.self)
+        try await session.send(API.Stories.retryIllustration.request(id, String(number)))
     }
 
     /// The story each time it changes (a stage, a narration part, an illustration), until it is finished: an
