@@ -11,14 +11,14 @@ public struct ConversationsClient: Sendable {
 
     /// The user's conversations, most recently active first, each with its unread and unheard counts.
     public func list() async throws -> [Conversation] {
-        try await session.send(.get("/conversations"), as: ConversationsResponse.self).conversations.map(Conversation.init)
+        try await session.send(API.Messaging.conversations.request()).conversations.map(Conversation.init)
     }
 
     /// One conversation.
     ///
     /// - Throws: ``ChorusError/notFound`` when it does not exist or the user is not a member.
     public func conversation(id: String) async throws -> Conversation {
-        Conversation(try await session.send(.get("/conversations/\(id)"), as: ConversationDTO.self))
+        Conversation(try await session.send(API.Messaging.conversation.request(id)))
     }
 
     /// The direct conversation with the person at `email`, started if there is none yet: there is one per pair of
@@ -32,9 +32,9 @@ public struct ConversationsClient: Sendable {
     /// - Parameter email: the other person's email (matched case-insensitively).
     /// - Throws: ``ChorusError/validation(_:)`` (field `member_emails`) for an invalid email or the user's own.
     public func createDirect(with email: String) async throws -> Conversation {
-        var request = try APIRequest.post("/conversations", json: CreateConversationRequest(kind: "direct", memberEmails: [email]))
-        request.idempotent = true  // the server returns the pair's existing conversation
-        return Conversation(try await session.send(request, as: ConversationDTO.self))
+        var request = try API.Messaging.createConversation.request(json: CreateConversationRequest(kind: "direct", memberEmails: [email]))
+        request.request.idempotent = true  // the server returns the pair's existing conversation
+        return Conversation(try await session.send(request))
     }
 
     /// Starts a group with the user as its owner and invites the others: each appears in ``Conversation/members`` once
@@ -49,7 +49,7 @@ public struct ConversationsClient: Sendable {
     /// - Throws: ``ChorusError/validation(_:)`` for a missing title, too many members, or an invalid email.
     public func createGroup(title: String, memberEmails: [String]) async throws -> Conversation {
         let body = CreateConversationRequest(kind: "group", title: title, memberEmails: memberEmails)
-        return Conversation(try await session.send(try APIRequest.post("/conversations", json: body), as: ConversationDTO.self))
+        return Conversation(try await session.send(try API.Messaging.createConversation.request(json: body)))
     }
 
     /// Invites people to a group; those already in it or invited are left as they are. They join when they accept.
@@ -62,9 +62,9 @@ public struct ConversationsClient: Sendable {
     ///   ``ChorusError/api(status:detail:)`` (400) for a direct conversation; ``ChorusError/notFound`` when the user is
     ///   not a member.
     public func addMembers(emails: [String], to conversationID: String) async throws -> Conversation {
-        var request = try APIRequest.post("/conversations/\(conversationID)/members", json: AddMembersRequest(memberEmails: emails))
-        request.idempotent = true  // adding someone already in the group changes nothing
-        return Conversation(try await session.send(request, as: ConversationDTO.self))
+        var request = try API.Messaging.addMembers.request(conversationID, json: AddMembersRequest(memberEmails: emails))
+        request.request.idempotent = true  // adding someone already in the group changes nothing
+        return Conversation(try await session.send(request))
     }
 
     /// Removes a member from a group (the owner only), or the user themselves from any conversation.
@@ -75,7 +75,7 @@ public struct ConversationsClient: Sendable {
     /// - Throws: ``ChorusError/api(status:detail:)`` (403) when a member other than the owner removes someone else;
     ///   ``ChorusError/notFound`` when the user is not a member, or `userID` is not (or no longer) one.
     public func removeMember(userID: String, from conversationID: String) async throws {
-        try await session.send(APIRequest(method: "DELETE", path: "/conversations/\(conversationID)/members/\(userID)"))
+        try await session.send(API.Messaging.removeMember.request(conversationID, userID))
     }
 
     /// The user leaves a conversation: it disappears from their list and they receive no more of its messages.
@@ -91,7 +91,7 @@ public struct ConversationsClient: Sendable {
     /// The invitations waiting for the user's answer, newest first. An `invitation.created` realtime event
     /// announces a new one.
     public func invitations() async throws -> [ConversationInvitation] {
-        try await session.send(.get("/invitations"), as: InvitationsResponse.self).invitations.map(ConversationInvitation.init)
+        try await session.send(API.Messaging.invitations.request()).invitations.map(ConversationInvitation.init)
     }
 
     /// Accepts an invitation: the user joins the conversation.
@@ -101,14 +101,14 @@ public struct ConversationsClient: Sendable {
     /// - Throws: ``ChorusError/notFound`` when the user has no such invitation (declined, already accepted, or never
     ///   theirs); ``ChorusError/api(status:detail:)`` (409) when the group already has 50 members.
     public func accept(_ invitationID: String) async throws -> Conversation {
-        Conversation(try await session.send(.post("/invitations/\(invitationID)/accept"), as: ConversationDTO.self))
+        Conversation(try await session.send(API.Messaging.acceptInvitation.request(invitationID)))
     }
 
     /// Declines an invitation; the inviter is not told.
     ///
     /// - Throws: ``ChorusError/notFound`` when the user has no such invitation.
     public func decline(_ invitationID: String) async throws {
-        try await session.send(.post("/invitations/\(invitationID)/decline"))
+        try await session.send(API.Messaging.declineInvitation.request(invitationID))
     }
 
     /// Declines an invitation and blocks its inviter: their other invitations to the user are dropped, and later ones
@@ -116,7 +116,7 @@ public struct ConversationsClient: Sendable {
     ///
     /// - Throws: ``ChorusError/notFound`` when the user has no such invitation.
     public func blockInviter(of invitationID: String) async throws {
-        try await session.send(.post("/invitations/\(invitationID)/block"))
+        try await session.send(API.Messaging.blockInviter.request(invitationID))
     }
 
     /// Marks messages read: all of them, or those up to and including one message.
@@ -128,9 +128,9 @@ public struct ConversationsClient: Sendable {
     /// - Throws: ``ChorusError/validation(_:)`` (field `up_to_message_id`) for a message of another conversation.
     @discardableResult
     public func markRead(_ conversationID: String, upTo messageID: String? = nil) async throws -> Conversation {
-        var request = try APIRequest.post("/conversations/\(conversationID)/read", json: MarkReadRequest(upToMessageID: messageID))
-        request.idempotent = true  // marking read twice changes nothing
-        return Conversation(try await session.send(request, as: ConversationDTO.self))
+        var request = try API.Messaging.markRead.request(conversationID, json: MarkReadRequest(upToMessageID: messageID))
+        request.request.idempotent = true  // marking read twice changes nothing
+        return Conversation(try await session.send(request))
     }
 
     // MARK: Conversation audio
@@ -165,10 +165,10 @@ public struct ConversationsClient: Sendable {
     }
 
     private func summary(of conversationID: String, _ body: SummaryRequest) async throws -> ConversationSummary {
-        var request = try APIRequest.post("/conversations/\(conversationID)/summary", json: body)
-        request.idempotent = true  // the same messages give the stored summary
+        var request = try API.Messaging.summary.request(conversationID, json: body)
+        request.request.idempotent = true  // the same messages give the stored summary
         do {
-            return ConversationSummary(try await session.send(request, as: SummaryResponse.self))
+            return ConversationSummary(try await session.send(request))
         } catch ChorusError.server(status: 503, _) {
             throw ChorusError.api(status: 503, detail: Self.summaryFailedMessage)
         }
@@ -182,7 +182,7 @@ public struct ConversationsClient: Sendable {
     /// - Throws: ``ChorusError/notFound`` when it does not exist, belongs to another conversation, or the user is not a
     ///   member.
     public func storedSummary(id summaryID: String, in conversationID: String) async throws -> ConversationSummary {
-        ConversationSummary(try await session.send(.get("/conversations/\(conversationID)/summaries/\(summaryID)"), as: SummaryResponse.self))
+        ConversationSummary(try await session.send(API.Messaging.storedSummary.request(conversationID, summaryID)))
     }
 
     /// The conversation's last messages read aloud, each in its sender's voice (cloned or default), joined into one
@@ -196,10 +196,10 @@ public struct ConversationsClient: Sendable {
     ///   there is nothing to play, 503 with ``VoiceClient/speechUnavailableMessage``; ``ChorusError/notFound`` for a
     ///   conversation the user is not a member of.
     public func playback(of conversationID: String, last: Int = 10) async throws -> ConversationPlayback {
-        var request = try APIRequest.post("/conversations/\(conversationID)/playback", json: PlaybackRequest(last: last))
-        request.idempotent = true  // each message's speech is generated once, the joined file stored once
+        var request = try API.Messaging.playback.request(conversationID, json: PlaybackRequest(last: last))
+        request.request.idempotent = true  // each message's speech is generated once, the joined file stored once
         do {
-            return try ConversationPlayback(try await session.send(request, as: PlaybackResponse.self))
+            return try ConversationPlayback(try await session.send(request))
         } catch ChorusError.server(status: 503, _) {
             throw ChorusError.api(status: 503, detail: VoiceClient.speechUnavailableMessage)
         }
@@ -209,7 +209,7 @@ public struct ConversationsClient: Sendable {
     ///
     /// - Throws: ``ChorusError/notFound`` for a conversation the user is not a member of.
     public func digest(of conversationID: String) async throws -> DigestSubscription {
-        DigestSubscription(try await session.send(.get("/conversations/\(conversationID)/digest"), as: DigestSubscriptionDTO.self))
+        DigestSubscription(try await session.send(API.Messaging.digest.request(conversationID)))
     }
 
     /// Subscribes the user to a daily digest of the conversation (a narrated summary of the day's messages at 07:00 or
@@ -229,8 +229,6 @@ public struct ConversationsClient: Sendable {
         -> DigestSubscription
     {
         let body = DigestSubscriptionDTO(schedule: schedule.rawValue, timeZone: timeZone.identifier)
-        let data = try ChorusJSON.makeEncoder().encode(body)
-        let request = APIRequest(method: "PUT", path: "/conversations/\(conversationID)/digest", body: .json(data))
-        return DigestSubscription(try await session.send(request, as: DigestSubscriptionDTO.self))
+        return DigestSubscription(try await session.send(try API.Messaging.setDigest.request(conversationID, json: body)))
     }
 }

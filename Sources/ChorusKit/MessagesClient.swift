@@ -36,8 +36,7 @@ public struct MessagesClient: Sendable {
     public func page(conversation conversationID: String, before cursor: String? = nil, limit: Int = 50) async throws -> MessagesPage {
         var query = [URLQueryItem(name: "limit", value: String(limit))]
         if let cursor { query.append(URLQueryItem(name: "before", value: cursor)) }
-        let request = APIRequest.get("/conversations/\(conversationID)/messages", query: query)
-        return MessagesPage(try await session.send(request, as: ChorusAPI.MessagesPage.self))
+        return MessagesPage(try await session.send(API.Messaging.messages.request(conversationID, query: query)))
     }
 
     /// Every message of a conversation, newest first, fetched page by page as the sequence is iterated (a page is
@@ -58,9 +57,9 @@ public struct MessagesClient: Sendable {
     ///   - limit: at most this many, 1–``maxPageSize``.
     /// - Throws: ``ChorusError/validation(_:)`` (field `q`) for a query outside 2–200 characters.
     public func search(_ query: String, limit: Int = 50) async throws -> [Message] {
-        let request = APIRequest.get(
-            "/messages/search", query: [URLQueryItem(name: "q", value: query), URLQueryItem(name: "limit", value: String(limit))])
-        return try await session.send(request, as: MessageSearchResponse.self).messages.map(Message.init)
+        let request = API.Messaging.searchMessages.request(
+            query: [URLQueryItem(name: "q", value: query), URLQueryItem(name: "limit", value: String(limit))])
+        return try await session.send(request).messages.map(Message.init)
     }
 
     // MARK: Sending
@@ -116,9 +115,9 @@ public struct MessagesClient: Sendable {
     }
 
     private func send(_ body: SendMessageRequest, to conversationID: String) async throws -> Message {
-        var request = try APIRequest.post("/conversations/\(conversationID)/messages", json: body)
-        request.idempotent = true  // deduplicated by client_message_id
-        return Message(try await session.send(request, as: MessageDTO.self))
+        var request = try API.Messaging.sendMessage.request(conversationID, json: body)
+        request.request.idempotent = true  // deduplicated by client_message_id
+        return Message(try await session.send(request))
     }
 
     // MARK: Changing
@@ -133,10 +132,9 @@ public struct MessagesClient: Sendable {
     ///   message; ``ChorusError/validation(_:)`` for empty or too long text.
     @discardableResult
     public func edit(_ messageID: String, content: String) async throws -> Message {
-        let data = try ChorusJSON.makeEncoder().encode(EditMessageRequest(content: content))
-        var request = APIRequest(method: "PATCH", path: "/messages/\(messageID)", body: .json(data))
-        request.idempotent = true  // setting the same text twice is harmless
-        return Message(try await session.send(request, as: MessageDTO.self))
+        var request = try API.Messaging.editMessage.request(messageID, json: EditMessageRequest(content: content))
+        request.request.idempotent = true  // setting the same text twice is harmless
+        return Message(try await session.send(request))
     }
 
     /// Deletes a message for everyone, with its recording. The sender only; it stays in the conversation as deleted.
@@ -144,15 +142,15 @@ public struct MessagesClient: Sendable {
     /// - Throws: ``ChorusError/api(status:detail:)`` (403) for someone else's message; ``ChorusError/notFound`` when
     ///   it does not exist for the user.
     public func delete(_ messageID: String) async throws {
-        try await session.send(APIRequest(method: "DELETE", path: "/messages/\(messageID)"))
+        try await session.send(API.Messaging.deleteMessage.request(messageID))
     }
 
     /// Records that the user played a voice message (it no longer counts in ``Conversation/unheardVoiceCount``).
     ///
     /// - Throws: ``ChorusError/api(status:detail:)`` (400) for a message without a recording.
     public func markHeard(_ messageID: String) async throws {
-        var request = APIRequest.post("/messages/\(messageID)/heard")
-        request.idempotent = true
+        var request = API.Messaging.markHeard.request(messageID)
+        request.request.idempotent = true
         try await session.send(request)
     }
 
@@ -161,7 +159,7 @@ public struct MessagesClient: Sendable {
     /// - Returns: the message, ``Message/isStarred``.
     @discardableResult
     public func star(_ messageID: String) async throws -> Message {
-        Message(try await session.send(APIRequest(method: "PUT", path: "/messages/\(messageID)/star"), as: MessageDTO.self))
+        Message(try await session.send(API.Messaging.star.request(messageID)))
     }
 
     /// Removes the user's star.
@@ -169,7 +167,7 @@ public struct MessagesClient: Sendable {
     /// - Returns: the message, not ``Message/isStarred``.
     @discardableResult
     public func unstar(_ messageID: String) async throws -> Message {
-        Message(try await session.send(APIRequest(method: "DELETE", path: "/messages/\(messageID)/star"), as: MessageDTO.self))
+        Message(try await session.send(API.Messaging.unstar.request(messageID)))
     }
 }
 

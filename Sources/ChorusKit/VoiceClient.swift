@@ -33,7 +33,7 @@ public struct VoiceClient: Sendable {
 
     /// The account's messaging profile: display name, birth year, retention and whether voice features are on.
     public func profile() async throws -> MessagingProfile {
-        MessagingProfile(try await session.send(.get("/me/profile"), as: MessagingProfileDTO.self))
+        MessagingProfile(try await session.send(API.Messaging.profile.request()))
     }
 
     /// Changes the given settings of the messaging profile and leaves the others (`nil`) as they are.
@@ -54,9 +54,7 @@ public struct VoiceClient: Sendable {
         let body = MessagingProfileDTO(
             displayName: displayName, birthYear: birthYear, retentionDays: retentionDays, voiceFeaturesEnabled: voiceFeaturesEnabled,
             defaultVoice: defaultVoice)
-        let data = try ChorusJSON.makeEncoder().encode(body)
-        return MessagingProfile(
-            try await session.send(APIRequest(method: "PUT", path: "/me/profile", body: .json(data)), as: MessagingProfileDTO.self))
+        return MessagingProfile(try await session.send(try API.Messaging.updateProfile.request(json: body)))
     }
 
     // MARK: Recordings
@@ -94,10 +92,10 @@ public struct VoiceClient: Sendable {
     public func upload(_ data: Data, format: RecordingFormat, longForm: Bool = false) async throws -> Recording {
         // APIRequest's bodies are JSON or forms: the recording goes as a form body whose Content-Type is replaced by the
         // recording's media type (explicit headers are applied last).
-        var request = APIRequest(method: "POST", path: "/audio", body: .form(data))
-        if longForm { request.query = [URLQueryItem(name: "long_form", value: "true")] }
-        request.headers["Content-Type"] = format.mimeType
-        return Recording(try await session.send(request, as: AudioUploadResponse.self))
+        var request = API.Messaging.uploadAudio.request(query: longForm ? [URLQueryItem(name: "long_form", value: "true")] : [])
+        request.request.body = .form(data)
+        request.request.headers["Content-Type"] = format.mimeType
+        return Recording(try await session.send(request))
     }
 
     /// Transcribes one of the user's recordings, for the user to review before sending.
@@ -112,10 +110,10 @@ public struct VoiceClient: Sendable {
     ///   service failed (after the retries); ``ChorusError/notFound`` when the recording is not the user's;
     ///   ``ChorusError/validation(_:)`` for a malformed language.
     public func transcribe(audioID: String, language: String? = nil) async throws -> Transcript {
-        var request = try APIRequest.post("/transcriptions", json: TranscriptionRequestDTO(audioID: audioID, language: language))
-        request.idempotent = true  // transcribing again gives the same transcript
+        var request = try API.Messaging.transcribe.request(json: TranscriptionRequestDTO(audioID: audioID, language: language))
+        request.request.idempotent = true  // transcribing again gives the same transcript
         do {
-            return Transcript(try await session.send(request, as: TranscriptionResponse.self))
+            return Transcript(try await session.send(request))
         } catch ChorusError.server(status: 503, _) {
             throw ChorusError.api(status: 503, detail: Self.transcriptionFailedMessage)
         }
@@ -134,7 +132,7 @@ public struct VoiceClient: Sendable {
 
     /// The user's cloned voice, or the default voice their messages use without one.
     public func voiceProfile() async throws -> VoiceProfile {
-        VoiceProfile(try await session.send(.get("/voice-profile"), as: VoiceProfileResponse.self))
+        VoiceProfile(try await session.send(API.Messaging.voiceProfile.request()))
     }
 
     /// Clones the user's voice from a recording of them reading a script, so their messages can be played in their own
@@ -153,10 +151,10 @@ public struct VoiceClient: Sendable {
     ///   3 min long); ``ChorusError/api(status:detail:)`` with 403 (no birth year, under 18, voice features off), 422
     ///   or 503 with ``cloningFailedMessage`` when the voice service refused or failed.
     public func cloneVoice(sampleAudioID: String, script: String, consent: Bool) async throws -> VoiceProfile {
-        let request = try APIRequest.post(
-            "/voice-profile", json: CreateVoiceProfileRequest(audioID: sampleAudioID, script: script, consent: consent))
+        let request = try API.Messaging.createVoiceProfile.request(
+            json: CreateVoiceProfileRequest(audioID: sampleAudioID, script: script, consent: consent))
         do {
-            return VoiceProfile(try await session.send(request, as: VoiceProfileResponse.self))
+            return VoiceProfile(try await session.send(request))
         } catch ChorusError.server(status: 503, _) {
             throw ChorusError.api(status: 503, detail: Self.cloningFailedMessage)
         }
@@ -167,13 +165,13 @@ public struct VoiceClient: Sendable {
     ///
     /// - Throws: ``ChorusError/notFound`` when there is no cloned voice.
     public func deleteVoiceProfile() async throws {
-        try await session.send(APIRequest(method: "DELETE", path: "/voice-profile"))
+        try await session.send(API.Messaging.deleteVoiceProfile.request())
     }
 
     /// The voices messages are spoken in when their sender has no cloned voice; set one with
     /// ``updateProfile(displayName:birthYear:retentionDays:voiceFeaturesEnabled:defaultVoice:)`` (its ``Voice/id``).
     public func defaultVoices() async throws -> [Voice] {
-        try await session.send(.get("/voices/defaults"), as: VoicesResponse.self).voices.map(Voice.init)
+        try await session.send(API.Messaging.defaultVoices.request()).voices.map(Voice.init)
     }
 
     // MARK: Privacy
@@ -181,7 +179,7 @@ public struct VoiceClient: Sendable {
     /// Everything the server holds of the user's voice: recordings (with download URLs), transcripts, voice messages
     /// and the cloned voice with its consent (the right to data portability).
     public func exportVoiceData() async throws -> VoiceDataExport {
-        try await session.send(.get("/me/voice-data"), as: VoiceDataExport.self)
+        try await session.send(API.Messaging.exportVoiceData.request())
     }
 
     /// Erases the user's voice data everywhere (the right to erasure): recordings, the transcripts of their messages,
@@ -193,7 +191,7 @@ public struct VoiceClient: Sendable {
     ///   nothing was erased then, try again later.
     @discardableResult
     public func eraseVoiceData() async throws -> VoiceDataErasure {
-        try await session.send(APIRequest(method: "DELETE", path: "/me/voice-data"), as: VoiceDataErasure.self)
+        try await session.send(API.Messaging.eraseVoiceData.request())
     }
 
     // MARK: Realtime
@@ -259,7 +257,8 @@ public struct VoiceClient: Sendable {
     ///
     /// - Throws: ``WebSocketRefused`` for a 401 (to refresh and try again), ``ChorusError`` for the rest.
     private func open(accessToken: String) async throws -> MessagingConnection {
-        guard var components = URLComponents(url: session.baseURL.appendingPathComponent("ws"), resolvingAgainstBaseURL: false) else {
+        let path = API.Messaging.realtime.path().dropFirst()  // relative to the base URL, like every request
+        guard var components = URLComponents(url: session.baseURL.appendingPathComponent(String(path)), resolvingAgainstBaseURL: false) else {
             throw ChorusError.network(URLError(.badURL))
         }
         components.scheme = components.scheme?.lowercased() == "https" ? "wss" : "ws"
@@ -333,10 +332,10 @@ extension MessagesClient {
     ///   with ``VoiceClient/speechUnavailableMessage`` when no audio could be generated (or spending is paused);
     ///   ``ChorusError/notFound`` when the user cannot see the message.
     public func speech(for messageID: String) async throws -> Speech {
-        var request = APIRequest.post("/messages/\(messageID)/speech")
-        request.idempotent = true  // generated once, then served from storage
+        var request = API.Messaging.speech.request(messageID)
+        request.request.idempotent = true  // generated once, then served from storage
         do {
-            return try Speech(try await session.send(request, as: SpeechResponse.self))
+            return try Speech(try await session.send(request))
         } catch ChorusError.server(status: 503, _) {
             throw ChorusError.api(status: 503, detail: VoiceClient.speechUnavailableMessage)
         }
