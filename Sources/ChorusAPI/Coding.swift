@@ -2,14 +2,16 @@ import Foundation
 
 /// The JSON coders of the wire format: ISO-8601 dates in UTC with `Z` (fractional seconds accepted on input).
 public enum ChorusJSON {
-    /// An encoder producing the contract's dates, e.g. `2024-01-15T10:30:00Z`.
+    /// An encoder producing the contract's dates, e.g. `2024-01-15T10:30:00Z`, with object members in sorted key order
+    /// (`.sortedKeys`), so the same answer is the same bytes on every call (Foundation's own order varies between
+    /// calls on Linux).
     public static func makeEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(formatDate(date))
         }
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }
 
