@@ -3,6 +3,7 @@ import ChorusServer
 import Foundation
 import NIOCore
 import NIOPosix
+import Testing
 import Vapor
 
 /// A real Chorus server on a loopback port with the sandbox providers: the one way every test target starts a
@@ -10,13 +11,16 @@ import Vapor
 public final class LoopbackServer: Sendable {
     public let app: Application
     public let configuration: ChorusConfiguration
+    /// What the contract check found in this server's answers (``stop()`` fails the running test on any violation).
+    public let contract: ContractCheckRecorder
 
     /// `http://127.0.0.1:<port>`.
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(configuration.port)")! }
 
-    private init(app: Application, configuration: ChorusConfiguration) {
+    private init(app: Application, configuration: ChorusConfiguration, contract: ContractCheckRecorder) {
         self.app = app
         self.configuration = configuration
+        self.contract = contract
     }
 
     /// Settings every test server starts from: a fixed secret, no rate limits, fast simulated calls and jobs, calls at any
@@ -62,23 +66,32 @@ public final class LoopbackServer: Sendable {
         let configuration = try ChorusConfiguration.load(from: variables, hostname: "127.0.0.1", port: port)
         let app = try await Application.make(.testing)
         app.logger.logLevel = .warning
+        let contract = ContractCheckRecorder()
         do {
             let embedded = try EmbeddedSandbox.forServer(app, configuration: configuration, options: options)
             let services = try await ChorusServices.live(app, configuration: configuration, embedded: embedded, options: options)
             try await ChorusApp.configure(app, services: services, options: options)
+            // Outermost: every answer, as the client sees it, is checked against openapi.json.
+            app.middleware.use(ContractCheckMiddleware(check: try ContractCheck.chorus(), recorder: contract), at: .beginning)
             try await app.asyncBoot()
             try await app.server.start(address: .hostname("127.0.0.1", port: port))
         } catch {
             try? await app.asyncShutdown()
             throw error
         }
-        return LoopbackServer(app: app, configuration: configuration)
+        return LoopbackServer(app: app, configuration: configuration, contract: contract)
     }
 
+    /// Stops the server; records an issue in the running test for every answer that departed from the contract.
     public func stop() async {
         await ChorusApp.quiesce(app)
         await app.server.shutdown()
         try? await app.asyncShutdown()
+        contract.appendToLog()
+        let violations = contract.violations
+        if !violations.isEmpty, ProcessInfo.processInfo.environment["CHORUS_CONTRACT_CHECK"] == "1" {
+            Issue.record("\(violations.count) answers departed from openapi.json:\n\(violations.joined(separator: "\n"))")
+        }
     }
 
     private static func freePort() throws -> Int {

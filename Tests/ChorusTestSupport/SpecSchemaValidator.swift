@@ -8,8 +8,10 @@ import Foundation
 /// The JSON validator implements the part of JSON Schema these OpenAPI documents use: `type` (a name or a list of
 /// names; OpenAPI 3.0 `nullable`), `properties`, `required`, `additionalProperties` (a boolean or a schema), `enum`,
 /// `const`, `anyOf`, `oneOf`, `allOf`, `$ref` within the fixture, `items`, `minItems`/`maxItems`,
-/// `minimum`/`maximum` (and their exclusive forms), `minLength`/`maxLength` and `pattern`. `format` and
-/// `discriminator.mapping` are ignored.
+/// `minimum`/`maximum` (and their exclusive forms), `minLength`/`maxLength`, `pattern` and `if`/`then`/`else` (the
+/// `if` schema is evaluated without strict properties). `format` is checked only by validators made with
+/// `checkFormats: true` (`date-time`, `date`, `uuid`, `email`, `uri`; other formats are ignored), as Chorus's own
+/// contract is (see ``ContractCheck``); `discriminator.mapping` is ignored.
 ///
 /// Unknown properties:
 /// - An object schema with `additionalProperties: false` reports every key it does not list, in both modes.
@@ -30,15 +32,19 @@ import Foundation
 /// Every problem starts with the location it concerns: a JSON path such as `$.session.audio.output.voice` or
 /// `$.tools[0].name`, or for forms a parameter name such as `StatusCallbackEvent[1]`.
 public struct SpecSchemaValidator: Sendable {
-    private let document: SpecJSON
+    let document: SpecJSON
+    private let checkFormats: Bool
 
     /// A validator over an OpenAPI (sub)document whose schemas are under `components.schemas`.
-    public init(document data: Data) throws {
+    ///
+    /// - Parameter checkFormats: Check the `format` of strings (`date-time`, `date`, `uuid`, `email`, `uri`).
+    public init(document data: Data, checkFormats: Bool = false) throws {
         do {
             document = try JSONDecoder().decode(SpecJSON.self, from: data)
         } catch {
             throw SpecSchemaValidatorError.invalidJSON("the schema document is not JSON: \(error)")
         }
+        self.checkFormats = checkFormats
     }
 
     /// OpenAI's `RealtimeClientEvent`, `RealtimeSessionCreateRequestGA` and every schema they use
@@ -81,8 +87,18 @@ public struct SpecSchemaValidator: Sendable {
         } catch {
             throw SpecSchemaValidatorError.invalidJSON("the instance is not JSON: \(error)")
         }
-        let walker = SchemaWalker(root: document, strict: strictProperties)
+        return problems(of: instance, against: schema, strictProperties: strictProperties)
+    }
+
+    /// The problems of `instance` against `schema`, a schema node of this document (`$ref`s resolve within it).
+    func problems(of instance: SpecJSON, against schema: SpecJSON, strictProperties: Bool) -> [String] {
+        let walker = SchemaWalker(root: document, strict: strictProperties, formats: checkFormats)
         return unique(walker.check(instance, schema, at: "$", inherited: [], depth: 0))
+    }
+
+    /// Follows `$ref`s from `node` within this document.
+    func resolvedNode(_ node: SpecJSON) -> SpecJSON {
+        resolved(node)
     }
 
     /// Validates form-encoded parameters against the `application/x-www-form-urlencoded` request body of the
@@ -376,6 +392,7 @@ enum SpecJSON: Sendable, Equatable, Decodable {
 private struct SchemaWalker {
     let root: SpecJSON
     let strict: Bool
+    let formats: Bool
 
     /// The most `$ref` hops (and nested alternatives) followed without descending into the instance.
     static let maximumDepth = 64
@@ -406,6 +423,9 @@ private struct SchemaWalker {
         switch value {
         case .string(let text):
             problems += Self.stringProblems(text, schema, at: path)
+            if formats, let format = keywords["format"]?.stringValue, let problem = Self.formatProblem(text, format, at: path) {
+                problems.append(problem)
+            }
         case .number(let number):
             problems += Self.rangeProblems(number, schema, at: path)
         case .array(let elements):
@@ -434,7 +454,41 @@ private struct SchemaWalker {
             problems += alternativesProblems(
                 value, members, keyword: keyword, discriminator: keywords["discriminator"], at: path, inherited: known, depth: depth)
         }
+        if let condition = keywords["if"] {
+            // The condition only selects a branch: its own unknown properties are no problem.
+            let lenient = SchemaWalker(root: root, strict: false, formats: formats)
+            let holds = lenient.check(value, condition, at: path, inherited: known, depth: depth + 1).isEmpty
+            if let branch = keywords[holds ? "then" : "else"] {
+                problems += check(value, branch, at: path, inherited: known, depth: depth + 1)
+            }
+        }
         return problems
+    }
+
+    /// The problem of a string that does not have its `format` (`date-time`, `date`, `uuid`, `email`, `uri`).
+    static func formatProblem(_ text: String, _ format: String, at path: String) -> String? {
+        let pattern: String
+        switch format {
+        case "date-time":
+            pattern = #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$"#
+        case "date":
+            pattern = #"^\d{4}-\d{2}-\d{2}$"#
+        case "uuid":
+            pattern = #"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"#
+        case "email":
+            pattern = #"^[^@\s]+@[^@\s]+$"#
+        case "uri":
+            let components = URLComponents(string: text)
+            return components?.scheme == nil ? "\(path): \"\(text)\" is not an absolute URI (format uri)" : nil
+        default:
+            return nil
+        }
+        guard let expression = try? NSRegularExpression(pattern: pattern),
+            expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+        else {
+            return "\(path): \"\(text)\" is not a \(format) (format \(format))"
+        }
+        return nil
     }
 
     private func objectProblems(
