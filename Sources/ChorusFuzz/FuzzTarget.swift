@@ -26,7 +26,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case formURLEncoded = "form-urlencoded"
     /// `multipart/form-data` bodies (what the OpenAI and ElevenLabs emulators receive).
     case multipart
-    /// The JSON member scanner under the call bridge's message parsers.
+    /// The JSON member scanner under the call bridge's message parsers and the sandbox's Media Streams frames.
     case jsonMemberScanner = "json-member-scanner"
     /// Twilio Media Streams messages.
     case twilioMediaFrame = "twilio-media-frame"
@@ -79,6 +79,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             bytes.withUnsafeBufferPointer { buffer in
                 _ = JSONMemberScanner.scan(buffer, maxDepth: 4) { member in
                     _ = member.string
+                    _ = member.unescaped
+                    _ = member.containerIs("media")
                     _ = member.integer
                     _ = member.isBase64
                     return true

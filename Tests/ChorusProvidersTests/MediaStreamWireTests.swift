@@ -81,7 +81,14 @@ struct MediaStreamWireTests {
         let delta =
             #"{"type":"response.output_audio.delta","event_id":"e1","response_id":"r1","item_id":"item_9","output_index":0,"content_index":0,"delta":"//79"}"#
         #expect(realtimeEvent(delta) == .audioDelta(itemID: "item_9", delta: ByteBuffer(string: "//79")))
-        #expect(realtimeEvent(#"{"type":"response.output_audio.delta","item_id":"i","delta":"//7<"}"#) == nil)
+        #expect(
+            realtimeEvent(#"{"type":"response.output_audio.delta","item_id":"i","delta":"//7<"}"#)
+                == .malformed(type: "response.output_audio.delta", reason: "an audio delta that is not base64"))
+        // Speech sessions read deltas without an item id; the bridge ignores them.
+        #expect(realtimeEvent(#"{"type":"response.output_audio.delta","delta":"AA=="}"#) == .audioDelta(itemID: nil, delta: ByteBuffer(string: "AA==")))
+        #expect(
+            realtimeEvent(#"{"type":"response.output_audio_transcript.delta","item_id":"i1","delta":"He "}"#)
+                == .assistantTranscriptDelta(itemID: "i1", text: "He "))
         let transcript = #"{"type":"response.output_audio_transcript.done","item_id":"i1","transcript":"He said \"hi\"\n"}"#
         #expect(realtimeEvent(transcript) == .assistantTranscript(itemID: "i1", text: "He said \"hi\"\n"))
         let callee = #"{"type":"conversation.item.input_audio_transcription.completed","item_id":"u1","content_index":0,"transcript":"Héllo"}"#
@@ -99,7 +106,17 @@ struct MediaStreamWireTests {
         }
         #expect(!serverError.isRecoverable && serverError.message == "boom")
         #expect(
-            realtimeEvent(#"{"type":"response.done","response":{"id":"r","status":"cancelled"}}"#) == .responseDone(status: "cancelled"))
+            realtimeEvent(#"{"type":"response.done","response":{"id":"r","status":"cancelled"}}"#)
+                == .responseDone(RealtimeResponseOutcome(status: "cancelled")))
+        let failed =
+            #"{"type":"response.done","response":{"status":"failed","status_details":{"type":"failed","error":{"type":"server_error","code":"x","message":"m"}},"#
+            + #""usage":{"input_tokens":12,"output_tokens":40,"output_token_details":{"audio_tokens":1e400}}}}"#
+        #expect(
+            realtimeEvent(failed)
+                == .responseDone(
+                    RealtimeResponseOutcome(
+                        status: "failed", error: RealtimeErrorDetail(type: "server_error", code: "x", message: "m"),
+                        usage: RealtimeUsage(inputTokens: 12, outputTokens: 40, outputAudioTokens: nil))))
         #expect(realtimeEvent(#"{"type":"input_audio_buffer.speech_started","audio_start_ms":100,"item_id":"u"}"#) == .speechStarted)
         #expect(realtimeEvent(#"{"type":"rate_limits.updated","rate_limits":[]}"#) == .other(type: "rate_limits.updated"))
         #expect(realtimeEvent("[]") == nil)
@@ -117,5 +134,48 @@ struct MediaStreamWireTests {
         }
         #expect(valid)
         #expect(seen == [#"a@1!=x\"y"#, "c@2=12", "e@4=f", "g@2=true", "h@1=i"])
+    }
+
+    @Test("the scanner names each member's enclosing object and decodes escapes")
+    func scannerContainersAndEscapes() {
+        var text = #"{"media":{"payload":"AA=="},"list":[{"name":"in array"}],"mark":{"name":"a\"b\u00e9\ud83d\ude00\/"}}"#
+        var seen: [String] = []
+        let valid = text.withUTF8 { bytes in
+            JSONMemberScanner.scan(bytes, maxDepth: 4) { member in
+                seen.append("\(String(decoding: member.container, as: UTF8.self)).\(String(decoding: member.key, as: UTF8.self))=\(member.unescaped)")
+                #expect(member.containerIs("media") == (String(decoding: member.container, as: UTF8.self) == "media"))
+                return true
+            }
+        }
+        #expect(valid)
+        #expect(seen == ["media.payload=AA==", ".name=in array", "mark.name=a\"bé😀/"])
+    }
+
+    @Test("the scanner accepts only one whole JSON object, and stops when asked")
+    func scannerValidates() {
+        func valid(_ text: String) -> Bool {
+            var text = text
+            return text.withUTF8 { bytes in JSONMemberScanner.scan(bytes) { _ in true } }
+        }
+        #expect(valid(#" { "a" : [1, -2.5e3, true, false, null, {"b": []}] } "#))
+        for broken in [
+            #"{"a":"b""#, #"{"a":"b"} x"#, "[]", "", #"{"a":b}"#, #"{"a":"b\q"}"#, #"{"a":"\u12"}"#, "{\"a\":\"\u{01}\"}", #"{"a" "b"}"#,
+            #"{"a":1,}"#, #"{a:1}"#, #"{"a":tru}"#,
+        ] {
+            #expect(!valid(broken), "\(broken)")
+        }
+        let nested = String(repeating: "[", count: JSONMemberScanner.nestingLimit) + String(repeating: "]", count: JSONMemberScanner.nestingLimit)
+        #expect(valid(#"{"a":"# + String(nested.dropFirst().dropLast()) + "}"))
+        #expect(!valid(#"{"a":"# + nested + "}"))
+        // Stopping early answers valid without reading the rest.
+        var text = #"{"first":1,"rest": oops"#
+        var visited = 0
+        let stopped = text.withUTF8 { bytes in
+            JSONMemberScanner.scan(bytes) { _ in
+                visited += 1
+                return false
+            }
+        }
+        #expect(stopped && visited == 1)
     }
 }
