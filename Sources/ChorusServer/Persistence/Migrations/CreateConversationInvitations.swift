@@ -28,7 +28,7 @@ struct CreateConversationInvitations: AsyncMigration {
         try await Self.rewriteDirectKeys(on: sql)
     }
 
-    /// Existing direct conversations: from "id|id" (sorted account ids) to "email email" (``ChorusStore/directKey(_:)``).
+    /// Existing direct conversations: from "id|id" (sorted account ids) to "email email" (``InvitationStore/directKey(_:)``).
     /// A pair one of whose accounts is gone keeps its old key, which no new key can equal.
     static func rewriteDirectKeys(on sql: any SQLDatabase) async throws {
         for row in try await sql.raw("SELECT id, direct_key FROM conversations WHERE direct_key IS NOT NULL").all() {

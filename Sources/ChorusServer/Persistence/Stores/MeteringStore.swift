@@ -2,7 +2,7 @@ import ChorusCore
 import Foundation
 import SQLKit
 
-/// Spend reserved for a provider call before it is made (``ChorusStore/reserveFeatureSpend``): settled to the call's
+/// Spend reserved for a provider call before it is made (``MeteringStore/reserveFeatureSpend``): settled to the call's
 /// cost when it is recorded, given back when it fails.
 struct SpendReservation: Sendable {
     var feature: MeteredFeature
