@@ -21,7 +21,7 @@ struct ResolvedScenario: Sendable, Equatable {
 /// Shared by make-call, scheduled calls and the development test call.
 struct CallPlacement: Sendable {
     /// How long the callee's phone rings before the call counts as unanswered (Twilio's `Timeout`).
-    static let ringTimeoutSeconds = 30
+    static let ringTimeoutSeconds = CallTiming.ringTimeoutSeconds
     /// The longest a request waits for its dial slot; beyond it the call is released and the request answered 503
     /// (so no request runs longer than ``IdempotentResponder/pendingLapse``).
     static let maximumDialWait: TimeInterval = 120

@@ -44,8 +44,8 @@ struct CallRecord: Sendable, Equatable {
     var historyItem: CallHistoryItem? {
         guard let callSid else { return nil }
         return CallHistoryItem(
-            id: id, phoneNumber: phoneNumber, scenario: scenario, status: status.rawValue, createdAt: createdAt, callSid: callSid,
-            durationSeconds: durationSeconds, endedReason: endedReason, durationLimit: durationLimit
+            id: id, phoneNumber: phoneNumber, scenario: scenario, status: status, createdAt: createdAt, callSid: callSid,
+            durationSeconds: durationSeconds, endedReason: endedReason.map(EndedReason.init(rawValue:)), durationLimit: durationLimit
         )
     }
 }
@@ -100,7 +100,7 @@ struct CallStore: StoreArea {
             guard let row else { throw ChorusStoreError.missingRow("calls") }
             let id = try row.int("id")
             // If the final status callback never arrives, this job asks the provider once the call must be over.
-            let mustBeOver = now.addingTimeInterval(TimeInterval(CallPlacement.ringTimeoutSeconds + call.durationLimit + 120))
+            let mustBeOver = CallTiming.mustBeOver(placedAt: now, durationLimit: call.durationLimit)
             try await tx.jobs.enqueueJob(kind: JobKind.reconcileCall, payload: String(id), runAt: mustBeOver, now: now, maxAttempts: 8)
             return CallRecord(
                 id: id, userID: call.userID, callSid: nil, phoneNumber: call.phoneNumber, scenario: call.scenario,
@@ -259,13 +259,13 @@ struct CallStore: StoreArea {
         CallRecord(
             id: try row.int("id"), userID: try row.string("user_id"), callSid: try row.optionalString("call_sid"),
             phoneNumber: try row.string("phone_number"), scenario: try row.string("scenario"),
-            status: CallStatus(rawValue: try row.string("status")) ?? .failed,
+            status: CallStatus(known: try row.string("status")) ?? .failed,
             chargeState: ChargeState(rawValue: try row.string("charge_state")) ?? .charged, bucketKey: try row.optionalString("bucket_key"),
             durationLimit: try row.int("duration_limit"), durationSeconds: try row.optionalInt("duration_seconds"),
             endedReason: try row.optionalString("ended_reason"), scheduleID: try row.optionalInt("schedule_id"),
             createdAt: try row.date("created_at"), answeredAt: try row.optionalDate("answered_at"), endedAt: try row.optionalDate("ended_at"),
             streamStartedAt: try row.optionalDate("stream_started_at"),
-            bridgeReason: try row.optionalString("bridge_reason").flatMap(EndedReason.init(rawValue:)),
+            bridgeReason: try row.optionalString("bridge_reason").flatMap(EndedReason.init(known:)),
             firstAudioMilliseconds: try row.optionalInt("first_audio_ms"), turnLatencyP50Milliseconds: try row.optionalInt("turn_latency_p50_ms"),
             turnLatencyP90Milliseconds: try row.optionalInt("turn_latency_p90_ms"), turns: try row.optionalInt("turns"),
             bargeIns: try row.optionalInt("barge_ins"), transcriptDeletedAt: try row.optionalDate("transcript_deleted_at")
