@@ -1,6 +1,5 @@
 import Foundation
 import NIOConcurrencyHelpers
-import SQLKit
 
 /// Whether the sign-in session (refresh-token family) an access token belongs to still holds: not revoked (logout,
 /// refresh-token reuse, the console's revoke) and its account not deleted. Checked on every authenticated request.
@@ -33,7 +32,7 @@ final class SessionCheck: Sendable {
         let now = ContinuousClock.now
         let (cached, generation) = state.withLockedValue { ($0.answers[key], $0.generation) }
         if let cached, now - cached.checkedAt < Self.lifetime { return cached.active }
-        let active = try await store.sessionIsActive(familyID: sessionID, userID: userID)
+        let active = try await store.accounts.sessionIsActive(familyID: sessionID, userID: userID)
         state.withLockedValue { state in
             guard state.generation == generation else { return }
             if state.answers.count >= Self.capacity {
@@ -51,14 +50,5 @@ final class SessionCheck: Sendable {
             state.answers.removeAll(keepingCapacity: true)
             state.generation &+= 1
         }
-    }
-}
-
-extension ChorusStore {
-    /// Whether the refresh-token family `familyID` of `userID` exists (it goes with a deleted account) and is not revoked.
-    func sessionIsActive(familyID: String, userID: String) async throws -> Bool {
-        try await reader.raw(
-            "SELECT revoked_at FROM refresh_families WHERE id = \(bind: familyID) AND user_id = \(bind: userID)"
-        ).first().map { try $0.decode(column: "revoked_at", as: Int64?.self) == nil } ?? false
     }
 }

@@ -25,7 +25,7 @@ public struct PurchaseRecords: Sendable {
     /// The subscription whose original transaction id is `transactionID`, or the subscription or add-on purchase one of
     /// whose transactions it is; `nil` when none is stored.
     public func purchase(transactionID: String) async throws -> StoredPurchase? {
-        try await withStore { store in try await store.storedPurchase(id: transactionID) }
+        try await withStore { store in try await store.purchases.storedPurchase(id: transactionID) }
     }
 
     /// Runs `body` with the server's database, opened in a short-lived application.
@@ -70,26 +70,4 @@ public struct StoredPurchase: Sendable {
     public var expiresDate: Date?
     public var willRenew: Bool
     public var autoRenewProductID: String?
-}
-
-extension ChorusStore {
-    /// See ``PurchaseRecords/purchase(transactionID:)``.
-    fileprivate func storedPurchase(id: String) async throws -> StoredPurchase? {
-        let row = try await sql.raw("SELECT * FROM app_store_transactions WHERE transaction_id = \(bind: id)").first()
-        let original = try row?.string("original_transaction_id") ?? id
-        let firstRow = try await sql.raw("SELECT * FROM app_store_transactions WHERE transaction_id = \(bind: original)").first()
-        let originalPurchaseDate = try firstRow?.date("purchase_date")
-        if let subscription = try await purchases.subscription(originalTransactionID: original) {
-            let snapshot = subscription.snapshot
-            return StoredPurchase(
-                userID: subscription.userID, transactionID: snapshot.latestTransactionID, originalTransactionID: original,
-                productID: snapshot.productID, purchaseDate: snapshot.purchaseDate, originalPurchaseDate: originalPurchaseDate,
-                expiresDate: snapshot.expiresAt, willRenew: snapshot.willRenew, autoRenewProductID: snapshot.autoRenewProductID)
-        }
-        guard let row else { return nil }
-        return StoredPurchase(
-            userID: try row.string("user_id"), transactionID: try row.string("transaction_id"), originalTransactionID: original,
-            productID: try row.string("product_id"), purchaseDate: try row.date("purchase_date"), originalPurchaseDate: originalPurchaseDate,
-            expiresDate: try row.optionalDate("expires_date"), willRenew: true, autoRenewProductID: nil)
-    }
 }

@@ -106,6 +106,13 @@ struct AccountStore: StoreArea {
         return .reused
     }
 
+    /// Whether the refresh-token family `familyID` of `userID` exists (it goes with a deleted account) and is not revoked.
+    func sessionIsActive(familyID: String, userID: String) async throws -> Bool {
+        try await reader.raw(
+            "SELECT revoked_at FROM refresh_families WHERE id = \(bind: familyID) AND user_id = \(bind: userID)"
+        ).first().map { try $0.decode(column: "revoked_at", as: Int64?.self) == nil } ?? false
+    }
+
     func revokeFamily(_ familyID: String, now: Date) async throws {
         try await sql.raw(
             """

@@ -141,6 +141,26 @@ struct PurchaseStore: StoreArea {
     }
 
     /// The account that claimed `transactionID`, if any.
+    /// See ``PurchaseRecords/purchase(transactionID:)``.
+    func storedPurchase(id: String) async throws -> StoredPurchase? {
+        let row = try await sql.raw("SELECT * FROM app_store_transactions WHERE transaction_id = \(bind: id)").first()
+        let original = try row?.string("original_transaction_id") ?? id
+        let firstRow = try await sql.raw("SELECT * FROM app_store_transactions WHERE transaction_id = \(bind: original)").first()
+        let originalPurchaseDate = try firstRow?.date("purchase_date")
+        if let subscription = try await self.subscription(originalTransactionID: original) {
+            let snapshot = subscription.snapshot
+            return StoredPurchase(
+                userID: subscription.userID, transactionID: snapshot.latestTransactionID, originalTransactionID: original,
+                productID: snapshot.productID, purchaseDate: snapshot.purchaseDate, originalPurchaseDate: originalPurchaseDate,
+                expiresDate: snapshot.expiresAt, willRenew: snapshot.willRenew, autoRenewProductID: snapshot.autoRenewProductID)
+        }
+        guard let row else { return nil }
+        return StoredPurchase(
+            userID: try row.string("user_id"), transactionID: try row.string("transaction_id"), originalTransactionID: original,
+            productID: try row.string("product_id"), purchaseDate: try row.date("purchase_date"), originalPurchaseDate: originalPurchaseDate,
+            expiresDate: try row.optionalDate("expires_date"), willRenew: true, autoRenewProductID: nil)
+    }
+
     func transactionOwner(transactionID: String) async throws -> String? {
         try await sql.raw("SELECT user_id FROM app_store_transactions WHERE transaction_id = \(bind: transactionID)")
             .first().map { try $0.string("user_id") }
