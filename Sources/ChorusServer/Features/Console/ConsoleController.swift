@@ -21,26 +21,25 @@ struct ConsoleController: RouteCollection {
     static let sessionLifetime: TimeInterval = 12 * 3_600
 
     func boot(routes: any RoutesBuilder) throws {
-        let console = routes.grouped("console")
-        console.get("login", use: loginPage)
-        console.post("login", use: login)
-        let authed = console.grouped(ConsoleAuthenticator(services: services))
-        authed.get(use: overviewPage)
-        authed.post("logout", use: logout)
-        authed.get("api", "overview", use: overview)
-        authed.get("api", "live", use: live)
-        authed.get("api", "audit", use: audit)
-        authed.get("api", "users", ":user_id", use: user)
-        authed.get("api", "calls", ":call_id", use: call)
-        authed.get("api", "stories", ":story_id", use: story)
-        authed.post("api", "users", ":user_id", "revoke-sessions", use: revokeSessions)
-        authed.post("api", "users", ":user_id", "grant-calls", use: grantCalls)
-        authed.post("api", "calls", ":call_id", "refund", use: refundCall)
-        authed.post("api", "jobs", ":job_id", "rerun", use: rerunJob)
-        authed.get("api", "reports", use: reports)
-        authed.post("api", "reports", ":report_id", "status", use: changeReportStatus)
-        authed.get("api", "opt-outs", use: optOuts)
-        authed.post("api", "opt-outs", "remove", use: removeOptOut)
+        routes.on(API.Operations.consoleLoginPage, use: loginPage)
+        routes.on(API.Operations.consoleLogin, use: login)
+        let authed = routes.grouped(ConsoleAuthenticator(services: services))
+        authed.on(API.Operations.consolePage, use: overviewPage)
+        authed.on(API.Operations.consoleLogout, use: logout)
+        authed.on(API.Operations.consoleOverview, use: overview)
+        authed.on(API.Operations.consoleLive, use: live)
+        authed.on(API.Operations.consoleAudit, use: audit)
+        authed.on(API.Operations.consoleUser, use: user)
+        authed.on(API.Operations.consoleCall, use: call)
+        authed.on(API.Operations.consoleStory, use: story)
+        authed.on(API.Operations.consoleRevokeSessions, use: revokeSessions)
+        authed.on(API.Operations.consoleGrantCalls, use: grantCalls)
+        authed.on(API.Operations.consoleRefundCall, use: refundCall)
+        authed.on(API.Operations.consoleRerunJob, use: rerunJob)
+        authed.on(API.Operations.consoleReports, use: reports)
+        authed.on(API.Operations.consoleReportStatus, use: changeReportStatus)
+        authed.on(API.Operations.consoleOptOuts, use: optOuts)
+        authed.on(API.Operations.consoleRemoveOptOut, use: removeOptOut)
     }
 
     // MARK: - Signing in
@@ -124,7 +123,7 @@ struct ConsoleController: RouteCollection {
 
     /// Calls, accounts by plan, spend against budgets, the job queue, App Store notifications and provider health.
     @Sendable
-    func overview(_ req: Request) async throws -> Response {
+    func overview(_ req: Request) async throws -> ConsoleOverviewDTO {
         let now = services.now()
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
@@ -166,17 +165,16 @@ struct ConsoleController: RouteCollection {
         let jobs = ConsoleJobsDTO(
             pending: figures.jobs["pending"] ?? 0, running: figures.jobs["running"] ?? 0, failed: figures.jobs["failed"] ?? 0,
             failedByKind: figures.failedJobsByKind.map { ConsoleCountDTO(name: $0.0, count: $0.1) })
-        return try req.json(
-            ConsoleOverviewDTO(
-                generatedAt: now, calls: calls, users: users, spend: spend, jobs: jobs,
-                appStoreNotifications: figures.notifications.map { ConsoleCountDTO(name: $0.0, count: $0.1) },
-                providers: services.providerHealth.figures().map { item in
-                    ConsoleProviderHealthDTO(
-                        provider: item.provider, operation: item.operation, calls: item.calls, failures: item.failures,
-                        errorRate: item.errorRate, status: item.status.rawValue,
-                        failuresByKind: item.failuresByKind.sorted { $0.key < $1.key }.map { ConsoleCountDTO(name: $0.key, count: $0.value) },
-                        p50Ms: item.p50Milliseconds, p95Ms: item.p95Milliseconds, lastFailureAt: item.lastFailureAt, lastFailure: item.lastFailure)
-                }))
+        return ConsoleOverviewDTO(
+            generatedAt: now, calls: calls, users: users, spend: spend, jobs: jobs,
+            appStoreNotifications: figures.notifications.map { ConsoleCountDTO(name: $0.0, count: $0.1) },
+            providers: services.providerHealth.figures().map { item in
+                ConsoleProviderHealthDTO(
+                    provider: item.provider, operation: item.operation, calls: item.calls, failures: item.failures,
+                    errorRate: item.errorRate, status: item.status.rawValue,
+                    failuresByKind: item.failuresByKind.sorted { $0.key < $1.key }.map { ConsoleCountDTO(name: $0.key, count: $0.value) },
+                    p50Ms: item.p50Milliseconds, p95Ms: item.p95Milliseconds, lastFailureAt: item.lastFailureAt, lastFailure: item.lastFailure)
+            })
     }
 
     /// `GET /console/api/live`: server-sent events of the calls in progress. A `calls` event (``ConsoleLiveDTO``) when
@@ -235,11 +233,11 @@ struct ConsoleController: RouteCollection {
 
     /// The last 100 operator actions, newest first.
     @Sendable
-    func audit(_ req: Request) async throws -> Response {
+    func audit(_ req: Request) async throws -> ConsoleAuditDTO {
         let entries = try await req.store.console.auditLog(limit: 100).map {
             ConsoleAuditEntryDTO(id: $0.id, actor: $0.actorEmail, action: $0.action, target: $0.target, detail: $0.detail, createdAt: $0.createdAt)
         }
-        return try req.json(ConsoleAuditDTO(entries: entries))
+        return ConsoleAuditDTO(entries: entries)
     }
 
     // MARK: - Drill-down
@@ -247,7 +245,7 @@ struct ConsoleController: RouteCollection {
     /// An account: role, the app's usage figures, subscriptions, recent calls (numbers masked), this month's AI
     /// consumption. Never the password hash.
     @Sendable
-    func user(_ req: Request) async throws -> Response {
+    func user(_ req: Request) async throws -> ConsoleUserDTO {
         guard let id = req.parameters.get("user_id"), let account = try await req.store.console.consoleUser(id: id) else {
             throw APIError.notFound("User not found")
         }
@@ -267,31 +265,30 @@ struct ConsoleController: RouteCollection {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let month = calendar.dateInterval(of: .month, for: now)?.start ?? now
-        return try req.json(
-            ConsoleUserDTO(
-                id: id, email: account.email, role: account.role, createdAt: account.createdAt,
-                usage: UsageReport.usageStats(position, account: usageAccount, windows: windows, tally: tally), subscriptions: subscriptions,
-                recentCalls: history.calls.compactMap(\.historyItem).map(Self.masked), totalCalls: history.total,
-                providerUsage: try await req.store.metering.usageTotals(userID: id, since: month).map(UsageItem.init)))
+        return ConsoleUserDTO(
+            id: id, email: account.email, role: account.role, createdAt: account.createdAt,
+            usage: UsageReport.usageStats(position, account: usageAccount, windows: windows, tally: tally), subscriptions: subscriptions,
+            recentCalls: history.calls.compactMap(\.historyItem).map(Self.masked), totalCalls: history.total,
+            providerUsage: try await req.store.metering.usageTotals(userID: id, since: month).map(UsageItem.init))
     }
 
     /// A call: timeline, ended reason, transcript, latency figures; the number masked.
     @Sendable
-    func call(_ req: Request) async throws -> Response {
+    func call(_ req: Request) async throws -> CallDetailResponse {
         guard let id = req.parameters.get("call_id", as: Int.self), let record = try await req.store.calls.call(id: id),
             var detail = try await CallsController.detail(record, store: req.store)
         else { throw APIError.notFound("Call not found") }
         detail.call = Self.masked(detail.call)
-        return try req.json(detail)
+        return detail
     }
 
     /// A story: its stages, text, scenes, files and costs.
     @Sendable
-    func story(_ req: Request) async throws -> Response {
+    func story(_ req: Request) async throws -> StoryDTO {
         guard let id = req.parameters.get("story_id"), let record = try await req.store.stories.story(id: id, userID: nil), record.cancelledAt == nil else {
             throw APIError.notFound("Story not found")
         }
-        return try req.json(try await services.storyDTO(record, store: req.store))
+        return try await services.storyDTO(record, store: req.store)
     }
 
     static func masked(_ item: CallHistoryItem) -> CallHistoryItem {
@@ -310,7 +307,7 @@ struct ConsoleController: RouteCollection {
     /// Signs a user out everywhere: their app sessions (refresh tokens, and access tokens at their next request here,
     /// within ``SessionCheck/lifetime`` on other instances) and console sessions. Audited.
     @Sendable
-    func revokeSessions(_ req: Request) async throws -> Response {
+    func revokeSessions(_ req: Request) async throws -> ConsoleActionResultDTO {
         let operator_ = try req.consoleSession
         guard let userID = req.parameters.get("user_id"), try await req.store.accounts.userExists(id: userID) else {
             throw APIError.notFound("User not found")
@@ -320,14 +317,14 @@ struct ConsoleController: RouteCollection {
         services.sessions.forgetAll()  // the user's access tokens stop working now, not when they expire
         let detail = "\(revoked) app session\(revoked == 1 ? "" : "s") revoked"
         try await audited(req, operator_, action: "revoke_sessions", target: "user:\(userID)", detail: detail)
-        return try req.json(ConsoleActionResultDTO(action: "revoke_sessions", target: "user:\(userID)", detail: detail))
+        return ConsoleActionResultDTO(action: "revoke_sessions", target: "user:\(userID)", detail: detail)
     }
 
     /// Adds calls to a user's quota: an add-on bucket of `calls` (1–100) valid `days` (1–365) from now. Audited.
     @Sendable
-    func grantCalls(_ req: Request) async throws -> Response {
+    func grantCalls(_ req: Request) async throws -> ConsoleActionResultDTO {
         let operator_ = try req.consoleSession
-        let body = try req.decodeJSON(ConsoleGrantCallsRequest.self)
+        let body = try req.body(of: API.Operations.consoleGrantCalls)
         var errors: [FieldError] = []
         if !(1...100).contains(body.calls) { errors.append(FieldError(field: "calls", message: "Use 1 to 100")) }
         if !(1...365).contains(body.days) { errors.append(FieldError(field: "days", message: "Use 1 to 365")) }
@@ -342,12 +339,12 @@ struct ConsoleController: RouteCollection {
         try await req.store.usage.insertBucket(bucket, userID: userID)
         let detail = "\(body.calls) call\(body.calls == 1 ? "" : "s") for \(body.days) day\(body.days == 1 ? "" : "s")"
         try await audited(req, operator_, action: "grant_calls", target: "user:\(userID)", detail: detail)
-        return try req.json(ConsoleActionResultDTO(action: "grant_calls", target: "user:\(userID)", detail: detail))
+        return ConsoleActionResultDTO(action: "grant_calls", target: "user:\(userID)", detail: detail)
     }
 
     /// Gives a charged call back to its user's quota (once: concurrent refunds of one call refund it once). Audited.
     @Sendable
-    func refundCall(_ req: Request) async throws -> Response {
+    func refundCall(_ req: Request) async throws -> ConsoleActionResultDTO {
         let operator_ = try req.consoleSession
         guard let id = req.parameters.get("call_id", as: Int.self) else { throw APIError.notFound("Call not found") }
         switch try await req.store.console.refundCall(id: id, now: services.now()) {
@@ -356,13 +353,13 @@ struct ConsoleController: RouteCollection {
         case .refunded(let userID):
             let detail = "1 call returned to user \(userID)"
             try await audited(req, operator_, action: "refund_call", target: "call:\(id)", detail: detail)
-            return try req.json(ConsoleActionResultDTO(action: "refund_call", target: "call:\(id)", detail: detail))
+            return ConsoleActionResultDTO(action: "refund_call", target: "call:\(id)", detail: detail)
         }
     }
 
     /// Runs a failed job again, now, with its attempts reset. Audited.
     @Sendable
-    func rerunJob(_ req: Request) async throws -> Response {
+    func rerunJob(_ req: Request) async throws -> ConsoleActionResultDTO {
         let operator_ = try req.consoleSession
         guard let id = req.parameters.get("job_id", as: Int.self) else { throw APIError.notFound("Job not found") }
         guard try await req.store.console.rerunFailedJob(id: id, now: services.now()) else {
@@ -370,7 +367,7 @@ struct ConsoleController: RouteCollection {
         }
         services.jobSignal.notify()
         try await audited(req, operator_, action: "rerun_job", target: "job:\(id)", detail: "queued")
-        return try req.json(ConsoleActionResultDTO(action: "rerun_job", target: "job:\(id)", detail: "queued"))
+        return ConsoleActionResultDTO(action: "rerun_job", target: "job:\(id)", detail: "queued")
     }
 
     func audited(_ req: Request, _ operator_: ConsoleSession, action: String, target: String, detail: String) async throws {

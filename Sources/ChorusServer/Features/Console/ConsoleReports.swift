@@ -7,7 +7,7 @@ import Vapor
 extension ConsoleController {
     /// `GET /console/api/reports?status=pending`: reports in a status (all when left out), oldest first, at most 100.
     @Sendable
-    func reports(_ req: Request) async throws -> Response {
+    func reports(_ req: Request) async throws -> ConsoleReportsDTO {
         let text = try req.query.get(String?.self, at: "status")
         let status = text.flatMap(ReportStatus.init(rawValue:))
         if text != nil && status == nil {
@@ -22,15 +22,15 @@ extension ConsoleController {
             }
             items.append(Self.dto(record, scenarioDisabledAt: disabledAt))
         }
-        return try req.json(ConsoleReportsDTO(pending: queue.pending, reports: items))
+        return ConsoleReportsDTO(pending: queue.pending, reports: items)
     }
 
     /// `POST /console/api/reports/{report_id}/status` `{status, disable_scenario?}`: moves a report along the queue
     /// (``ReportReview``); with `resolved`, `disable_scenario: true` disables the custom scenario it is about. Audited.
     @Sendable
-    func changeReportStatus(_ req: Request) async throws -> Response {
+    func changeReportStatus(_ req: Request) async throws -> ConsoleActionResultDTO {
         let operator_ = try req.consoleSession
-        let body = try req.decodeJSON(ConsoleReportStatusRequest.self)
+        let body = try req.body(of: API.Operations.consoleReportStatus)
         guard let status = ReportStatus(rawValue: body.status), status != .pending else {
             throw APIError.invalid("status", "Must be one of reviewed, resolved, dismissed")
         }
@@ -60,7 +60,7 @@ extension ConsoleController {
             var detail = "\(from.rawValue) → \(record.status.rawValue)"
             if let disabled { detail += "; scenario \(disabled) disabled" }
             try await audited(req, operator_, action: "report_status", target: "report:\(id)", detail: detail)
-            return try req.json(ConsoleActionResultDTO(action: "report_status", target: "report:\(id)", detail: detail))
+            return ConsoleActionResultDTO(action: "report_status", target: "report:\(id)", detail: detail)
         }
     }
 

@@ -1,3 +1,4 @@
+import ChorusAPI
 import ChorusCore
 import Foundation
 import Prometheus
@@ -13,7 +14,7 @@ struct MetricsController: RouteCollection {
     let token: String?
 
     func boot(routes: any RoutesBuilder) throws {
-        routes.get("metrics", use: metrics)
+        routes.on(API.Operations.metrics, use: metrics)
     }
 
     @Sendable

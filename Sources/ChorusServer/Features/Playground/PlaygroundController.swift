@@ -1,3 +1,4 @@
+import ChorusAPI
 import Foundation
 import Vapor
 
@@ -13,7 +14,7 @@ struct PlaygroundController: RouteCollection {
 
     func boot(routes: any RoutesBuilder) throws {
         guard services.configuration.playgroundEnabled else { return }
-        routes.get("playground", use: page)
+        routes.on(API.Operations.playground, use: page)
     }
 
     @Sendable

@@ -14,29 +14,28 @@ struct StoriesController: RouteCollection {
     private var stories: StoriesServices { services.stories }
 
     func boot(routes: any RoutesBuilder) throws {
-        routes.get("stories", "files", ":folder", ":owner_id", ":file_name", use: file)
+        routes.on(API.Stories.file, use: file)
         let authed = routes.grouped(UserAuthenticator(services: services))
-        let heroes = authed.grouped("heroes")
-        heroes.post(use: createHero)
-        heroes.get(use: listHeroes)
-        heroes.get(":hero_id", use: getHero)
-        heroes.put(":hero_id", use: updateHero)
-        heroes.delete(":hero_id", use: deleteHero)
-        heroes.post(":hero_id", "avatar", use: avatar)
+        authed.on(API.Stories.createHero, use: createHero)
+        authed.on(API.Stories.heroes, use: listHeroes)
+        authed.on(API.Stories.hero, use: getHero)
+        authed.on(API.Stories.updateHero, use: updateHero)
+        authed.on(API.Stories.deleteHero, use: deleteHero)
+        authed.on(API.Stories.generateAvatar, use: avatar)
 
-        let storyRoutes = authed.grouped("stories")
-        storyRoutes.get("voices", use: voices)
-        storyRoutes.get("events", use: builtInEvents)
-        storyRoutes.post("custom-events", use: createCustomEvent)
-        storyRoutes.get("custom-events", use: listCustomEvents)
-        storyRoutes.delete("custom-events", ":event_id", use: deleteCustomEvent)
-        storyRoutes.post("custom-events", "assist", use: assist)
-        storyRoutes.post(use: createStory)
-        storyRoutes.get(use: listStories)
-        storyRoutes.get(":story_id", use: getStory)
-        storyRoutes.delete(":story_id", use: deleteStory)
-        storyRoutes.get(":story_id", "events", use: progress)
-        storyRoutes.post(":story_id", "illustrations", ":number", "retry", use: retryIllustration)
+        authed.on(API.Stories.voices, use: voices)
+        authed.on(API.Stories.events, use: builtInEvents)
+        authed.on(API.Stories.createCustomEvent, use: createCustomEvent)
+        authed.on(API.Stories.customEvents, use: listCustomEvents)
+        authed.on(API.Stories.deleteCustomEvent, use: deleteCustomEvent)
+        authed.on(API.Stories.assist, use: assist)
+        // 202 with a `Location` header naming the new story: the handler builds the response.
+        authed.onResponse(API.Stories.createStory, use: createStory)
+        authed.on(API.Stories.library, use: listStories)
+        authed.on(API.Stories.story, use: getStory)
+        authed.on(API.Stories.deleteStory, use: deleteStory)
+        authed.on(API.Stories.progress, use: progress)
+        authed.on(API.Stories.retryIllustration, use: retryIllustration)
     }
 
     // MARK: - Heroes
@@ -66,21 +65,21 @@ struct StoriesController: RouteCollection {
     }
 
     @Sendable
-    func createHero(_ req: Request) async throws -> Response {
+    func createHero(_ req: Request) async throws -> HeroDTO {
         let user = try req.user
-        let body = try Self.validate(try req.decodeJSON(HeroRequest.self))
+        let body = try Self.validate(try req.body(of: API.Stories.createHero))
         let now = services.now()
         let hero = HeroRecord(
             id: UUID().uuidString.lowercased(), userID: user.id, name: body.name, traits: body.traits, appearance: body.appearance,
             avatarPrompt: body.avatarPrompt, avatarBlobKey: nil, visualProfile: nil, createdAt: now, updatedAt: now)
         try await req.store.stories.insertHero(hero)
-        return try req.json(heroDTO(hero), status: .created)
+        return heroDTO(hero)
     }
 
     @Sendable
-    func listHeroes(_ req: Request) async throws -> Response {
+    func listHeroes(_ req: Request) async throws -> HeroesResponse {
         let user = try req.user
-        return try req.json(HeroesResponse(heroes: try await req.store.stories.heroes(userID: user.id).map(heroDTO)))
+        return HeroesResponse(heroes: try await req.store.stories.heroes(userID: user.id).map(heroDTO))
     }
 
     private func ownedHero(_ req: Request) async throws -> HeroRecord {
@@ -92,15 +91,15 @@ struct StoriesController: RouteCollection {
     }
 
     @Sendable
-    func getHero(_ req: Request) async throws -> Response {
-        try req.json(heroDTO(try await ownedHero(req)))
+    func getHero(_ req: Request) async throws -> HeroDTO {
+        heroDTO(try await ownedHero(req))
     }
 
     /// Replaces the hero; a changed look (appearance or avatar prompt) drops the cached visual profile.
     @Sendable
-    func updateHero(_ req: Request) async throws -> Response {
+    func updateHero(_ req: Request) async throws -> HeroDTO {
         var hero = try await ownedHero(req)
-        let body = try Self.validate(try req.decodeJSON(HeroRequest.self))
+        let body = try Self.validate(try req.body(of: API.Stories.updateHero))
         let lookChanged = body.appearance != hero.appearance || body.avatarPrompt != hero.avatarPrompt
         hero.name = body.name
         hero.traits = body.traits
@@ -109,23 +108,22 @@ struct StoriesController: RouteCollection {
         hero.updatedAt = services.now()
         if lookChanged { hero.visualProfile = nil }
         guard try await req.store.stories.updateHero(hero, lookChanged: lookChanged) else { throw APIError.notFound("Hero not found") }
-        return try req.json(heroDTO(hero))
+        return heroDTO(hero)
     }
 
     /// Deletes the hero and its avatar; stories keep their own copy of the hero.
     @Sendable
-    func deleteHero(_ req: Request) async throws -> Response {
+    func deleteHero(_ req: Request) async throws {
         let user = try req.user
         guard let id = req.parameters.get("hero_id"), let avatar = try await req.store.stories.deleteHero(id: id, userID: user.id) else {
             throw APIError.notFound("Hero not found")
         }
         if let avatar, let key = BlobKey(rawValue: avatar) { try? await stories.blobs.delete(key) }
-        return Response(status: .noContent)
     }
 
     /// Draws the hero's avatar (and extracts the visual profile when the hero has none yet).
     @Sendable
-    func avatar(_ req: Request) async throws -> Response {
+    func avatar(_ req: Request) async throws -> HeroDTO {
         var hero = try await ownedHero(req)
         try services.checkRateLimit("stories-avatar:\(hero.userID)", ChorusConfiguration.RateLimit(limit: 10, window: 3_600))
         try await stories.requireBudget()
@@ -164,25 +162,24 @@ struct StoriesController: RouteCollection {
         if let profile = hero.visualProfile { try await req.store.stories.setHeroVisualProfile(id: hero.id, profile: profile) }
         if let previous, let old = BlobKey(rawValue: previous) { try? await stories.blobs.delete(old) }
         hero.avatarBlobKey = key
-        return try req.json(heroDTO(hero))
+        return heroDTO(hero)
     }
 
     // MARK: - Voices and events
 
     @Sendable
-    func voices(_ req: Request) async throws -> Response {
-        try req.json(StoryVoicesResponse(voices: StoryVoiceCatalog.all.map { StoryVoiceDTO(id: $0.id, name: $0.name, description: $0.description) }))
+    func voices(_ req: Request) async throws -> StoryVoicesResponse {
+        StoryVoicesResponse(voices: StoryVoiceCatalog.all.map { StoryVoiceDTO(id: $0.id, name: $0.name, description: $0.description) })
     }
 
     /// Built-in events in `?language=` (default English).
     @Sendable
-    func builtInEvents(_ req: Request) async throws -> Response {
+    func builtInEvents(_ req: Request) async throws -> StoryEventsResponse {
         let language = try Self.language(req.query[String.self, at: "language"] ?? "en")
-        return try req.json(
-            StoryEventsResponse(
-                events: StoryEventCatalog.all.map {
-                    StoryEventDTO(id: $0.id, title: $0.title(language), promptSeed: $0.promptSeed(language), category: $0.category, custom: false)
-                }))
+        return StoryEventsResponse(
+            events: StoryEventCatalog.all.map {
+                StoryEventDTO(id: $0.id, title: $0.title(language), promptSeed: $0.promptSeed(language), category: $0.category, custom: false)
+            })
     }
 
     static func language(_ code: String) throws -> StoryLanguage {
@@ -213,9 +210,9 @@ struct StoriesController: RouteCollection {
     /// Saves a custom event. Its text passes the content policy filter (and the provider's moderation when
     /// configured); without a title or prompt seed, the assistant writes them.
     @Sendable
-    func createCustomEvent(_ req: Request) async throws -> Response {
+    func createCustomEvent(_ req: Request) async throws -> StoryEventDTO {
         let user = try req.user
-        let body = try req.decodeJSON(CustomEventRequest.self)
+        let body = try req.body(of: API.Stories.createCustomEvent)
         try Self.checkEventFields(description: body.description, category: body.category, ageRange: body.ageRange, tone: body.tone, title: body.title)
         let description = try await stories.screenUserText(body.description, field: "description", language: nil)
         var title = try await body.title.asyncMap { try await stories.screenUserText($0, field: "title", language: nil) }
@@ -235,29 +232,28 @@ struct StoriesController: RouteCollection {
             category: body.category, ageRange: body.ageRange, tone: body.tone, promptSeed: stories.filter.filter(seed ?? "", language: nil).text,
             keywords: Array(keywords.prefix(8)), createdAt: services.now())
         try await req.store.stories.insertCustomEvent(event)
-        return try req.json(Self.customEventDTO(event), status: .created)
+        return Self.customEventDTO(event)
     }
 
     @Sendable
-    func listCustomEvents(_ req: Request) async throws -> Response {
+    func listCustomEvents(_ req: Request) async throws -> StoryEventsResponse {
         let user = try req.user
-        return try req.json(StoryEventsResponse(events: try await req.store.stories.customEvents(userID: user.id).map(Self.customEventDTO)))
+        return StoryEventsResponse(events: try await req.store.stories.customEvents(userID: user.id).map(Self.customEventDTO))
     }
 
     @Sendable
-    func deleteCustomEvent(_ req: Request) async throws -> Response {
+    func deleteCustomEvent(_ req: Request) async throws {
         let user = try req.user
         guard let id = req.parameters.get("event_id"), try await req.store.stories.deleteCustomEvent(id: id, userID: user.id) else {
             throw APIError.notFound("Event not found")
         }
-        return Response(status: .noContent)
     }
 
     /// The seed's assistant: title, prompt seed, keywords, similar events.
     @Sendable
-    func assist(_ req: Request) async throws -> Response {
+    func assist(_ req: Request) async throws -> EventAssistResponse {
         let user = try req.user
-        let body = try req.decodeJSON(EventAssistRequest.self)
+        let body = try req.body(of: API.Stories.assist)
         try Self.checkEventFields(description: body.description, category: body.category, ageRange: body.ageRange, tone: body.tone, title: body.title)
         let language = try Self.language(body.language ?? "en")
         let description = try await stories.screenUserText(body.description, field: "description", language: nil)
@@ -265,11 +261,10 @@ struct StoriesController: RouteCollection {
         let answer = try await assistant(
             title: title, description: description, category: body.category, ageRange: body.ageRange, tone: body.tone, language: language,
             userID: user.id)
-        return try req.json(
-            EventAssistResponse(
-                title: stories.filter.filter(answer.title, language: language).text,
-                promptSeed: stories.filter.filter(answer.promptSeed, language: language).text, keywords: answer.keywords,
-                similarEvents: answer.similarEvents))
+        return EventAssistResponse(
+            title: stories.filter.filter(answer.title, language: language).text,
+            promptSeed: stories.filter.filter(answer.promptSeed, language: language).text, keywords: answer.keywords,
+            similarEvents: answer.similarEvents)
     }
 
     private func assistant(
@@ -302,7 +297,7 @@ struct StoriesController: RouteCollection {
     @Sendable
     func createStory(_ req: Request) async throws -> Response {
         let user = try req.user
-        let body = try req.decodeJSON(CreateStoryRequest.self)
+        let body = try req.body(of: API.Stories.createStory)
         let now = services.now()
         var errors: [FieldError] = []
         let language = StoryLanguage(code: body.language)
@@ -350,8 +345,9 @@ struct StoriesController: RouteCollection {
         }
         services.jobSignal.notify()
         req.logger.info("story requested", metadata: ["story_id": .string(story.id), "length_minutes": .stringConvertible(story.lengthMinutes)])
-        let response = try req.json(StoryAcceptedDTO(id: story.id), status: .accepted)
-        response.headers.replaceOrAdd(name: .location, value: "/stories/\(story.id)")
+        let response = try req.json(
+            StoryAcceptedDTO(id: story.id), status: HTTPResponseStatus(statusCode: API.Stories.createStory.successStatus))
+        response.headers.replaceOrAdd(name: .location, value: API.Stories.story.path(story.id))
         return response
     }
 
@@ -364,13 +360,13 @@ struct StoriesController: RouteCollection {
     }
 
     @Sendable
-    func getStory(_ req: Request) async throws -> Response {
-        try req.json(try await services.storyDTO(try await ownedStory(req), store: req.store))
+    func getStory(_ req: Request) async throws -> StoryDTO {
+        try await services.storyDTO(try await ownedStory(req), store: req.store)
     }
 
     /// The user's library, newest first: `?limit=` (1–50, default 20) and `?cursor=` from the previous page.
     @Sendable
-    func listStories(_ req: Request) async throws -> Response {
+    func listStories(_ req: Request) async throws -> StoriesPage {
         let user = try req.user
         let limit = req.query[Int.self, at: "limit"] ?? 20
         guard (1...50).contains(limit) else { throw APIError.invalid("limit", "Use 1 to 50") }
@@ -382,24 +378,23 @@ struct StoriesController: RouteCollection {
         var dtos: [StoryDTO] = []
         for story in page.prefix(limit) { dtos.append(try await services.storyDTO(story, store: req.store)) }
         let next = page.count > limit ? page[limit - 1].createdAt.epochMillis : nil
-        return try req.json(StoriesPage(stories: dtos, nextCursor: next.map(String.init)))
+        return StoriesPage(stories: dtos, nextCursor: next.map(String.init))
     }
 
     /// Cancels the story's work in flight (jobs stop before their next provider call) and deletes it and its files.
     @Sendable
-    func deleteStory(_ req: Request) async throws -> Response {
+    func deleteStory(_ req: Request) async throws {
         let user = try req.user
         guard let id = req.parameters.get("story_id"), let keys = try await req.store.stories.deleteStory(id: id, userID: user.id, now: services.now()) else {
             throw APIError.notFound("Story not found")
         }
         for key in keys.compactMap(BlobKey.init(rawValue:)) { try? await stories.blobs.delete(key) }
         await services.publishStoryProgress(StoryProgressDTO(type: "deleted", storyID: id), userID: user.id)
-        return Response(status: .noContent)
     }
 
     /// Retries one failed illustration (202; the story's illustrations stage runs again for it).
     @Sendable
-    func retryIllustration(_ req: Request) async throws -> Response {
+    func retryIllustration(_ req: Request) async throws -> StoryDTO {
         let story = try await ownedStory(req)
         guard let number = req.parameters.get("number", as: Int.self) else { throw APIError.notFound("Illustration not found") }
         let items = try await req.store.stories.illustrations(storyID: story.id)
@@ -414,7 +409,7 @@ struct StoriesController: RouteCollection {
         guard reopened else { throw APIError.detail(.conflict, "Only a failed illustration can be retried") }
         services.jobSignal.notify()
         let refreshed = try await req.store.stories.story(id: story.id, userID: story.userID) ?? story
-        return try req.json(try await services.storyDTO(refreshed, store: req.store), status: .accepted)
+        return try await services.storyDTO(refreshed, store: req.store)
     }
 
     // MARK: - Progress stream

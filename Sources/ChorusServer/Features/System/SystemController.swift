@@ -10,8 +10,9 @@ struct SystemController: RouteCollection {
     let openAPIDocument: Data
 
     func boot(routes: any RoutesBuilder) throws {
-        routes.get("health", use: health)
-        routes.get("openapi.json", use: openAPI)
+        // 200 or 503 (same body) with the database's state: the handler sets the status.
+        routes.onResponse(API.Operations.health, use: health)
+        routes.on(API.Operations.openAPI, use: openAPI)
     }
 
     /// 200 once migrations ran and the database answers; 503 otherwise.

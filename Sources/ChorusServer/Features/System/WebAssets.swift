@@ -1,3 +1,4 @@
+import ChorusAPI
 import Crypto
 import Foundation
 import Vapor
@@ -40,7 +41,7 @@ struct WebAssetsController: RouteCollection {
     let assets: WebAssets
 
     func boot(routes: any RoutesBuilder) throws {
-        routes.get("assets", ":file", use: file)
+        routes.on(API.Operations.asset, use: file)
     }
 
     @Sendable
