@@ -272,14 +272,37 @@ public struct CreateStoryRequest: Codable, Sendable, Equatable {
     }
 }
 
-/// The status of one pipeline stage: `pending`, `running`, `succeeded`, `failed`, `skipped`.
-public struct StoryStagesDTO: Codable, Sendable, Equatable {
-    public var text: String
-    public var scenes: String
-    public var narration: String
-    public var illustrations: String
+/// The status of a story's pipeline stage or of one illustration. Open: a value this version does not know decodes
+/// as itself.
+public struct StoryStageStatus: OpenEnum {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
 
-    public init(text: String, scenes: String, narration: String, illustrations: String) {
+    /// Not started.
+    public static let pending: StoryStageStatus = "pending"
+    /// In progress.
+    public static let running: StoryStageStatus = "running"
+    /// Done.
+    public static let succeeded: StoryStageStatus = "succeeded"
+    /// Failed (a failed illustration can be retried).
+    public static let failed: StoryStageStatus = "failed"
+    /// The illustrations stage: some pictures were drawn, others failed.
+    public static let partial: StoryStageStatus = "partial"
+    /// Not needed (a story without illustrations).
+    public static let skipped: StoryStageStatus = "skipped"
+
+    /// Whether the stage reached an end: ``succeeded``, ``failed``, ``partial`` or ``skipped``.
+    public var isEnded: Bool { [.succeeded, .failed, .partial, .skipped].contains(self) }
+}
+
+/// The status of each pipeline stage (``StoryStageStatus``).
+public struct StoryStagesDTO: Codable, Sendable, Equatable {
+    public var text: StoryStageStatus
+    public var scenes: StoryStageStatus
+    public var narration: StoryStageStatus
+    public var illustrations: StoryStageStatus
+
+    public init(text: StoryStageStatus, scenes: StoryStageStatus, narration: StoryStageStatus, illustrations: StoryStageStatus) {
         self.text = text
         self.scenes = scenes
         self.narration = narration
@@ -289,9 +312,8 @@ public struct StoryStagesDTO: Codable, Sendable, Equatable {
     /// Whether no stage will change any more: the text failed, or the narration and the illustrations (or the scenes
     /// they need) reached an end (`succeeded`, `failed`, `partial`, `skipped`).
     public var isFinished: Bool {
-        let ended: Set<String> = ["succeeded", "failed", "partial", "skipped"]
-        if text == "failed" { return true }
-        return ended.contains(narration) && (ended.contains(illustrations) || scenes == "failed")
+        if text == .failed { return true }
+        return narration.isEnded && (illustrations.isEnded || scenes == .failed)
     }
 }
 
@@ -365,7 +387,7 @@ public struct StoryAudioDTO: Codable, Sendable, Equatable {
 public struct StoryIllustrationDTO: Codable, Sendable, Equatable {
     public var number: Int
     /// `pending`, `running`, `succeeded` or `failed` (a failed one can be retried).
-    public var status: String
+    public var status: StoryStageStatus
     /// `rate_limited`, `content_policy`, `timeout` or `provider_error`.
     public var errorType: String?
     public var retryCount: Int
@@ -376,7 +398,7 @@ public struct StoryIllustrationDTO: Codable, Sendable, Equatable {
     public var timestampSeconds: Double?
 
     public init(
-        number: Int, status: String, errorType: String?, retryCount: Int, lastAttemptAt: Date?, usedFallbackPrompt: Bool, url: String?,
+        number: Int, status: StoryStageStatus, errorType: String?, retryCount: Int, lastAttemptAt: Date?, usedFallbackPrompt: Bool, url: String?,
         timestampSeconds: Double?
     ) {
         self.number = number

@@ -126,10 +126,7 @@ extension ChorusServices {
         return StoryDTO(
             id: story.id, heroID: story.heroID, heroName: story.snapshot.heroName, eventTitle: story.snapshot.eventTitle, language: story.language,
             voice: story.voice, lengthMinutes: story.lengthMinutes, illustrationCount: story.illustrationCount,
-            stages: StoryStagesDTO(
-                text: story.stages["text"] ?? "pending", scenes: story.stages["scenes"] ?? "pending",
-                narration: story.stages["narration"] ?? "pending",
-                illustrations: story.stages["illustrations"] ?? "pending"),
+            stages: story.stagesDTO,
             failure: story.failure, title: story.title, content: story.content,
             scenes: scenes.map {
                 StorySceneDTO(
@@ -138,7 +135,8 @@ extension ChorusServices {
             audio: audio,
             illustrations: illustrations.map {
                 StoryIllustrationDTO(
-                    number: $0.number, status: $0.status, errorType: $0.errorType, retryCount: $0.retryCount, lastAttemptAt: $0.lastAttemptAt,
+                    number: $0.number, status: StoryStageStatus(rawValue: $0.status), errorType: $0.errorType, retryCount: $0.retryCount,
+                    lastAttemptAt: $0.lastAttemptAt,
                     usedFallbackPrompt: $0.usedFallback, url: $0.blobKey.map { stories.fileURL($0, now: now) },
                     timestampSeconds: timestamps[$0.number] ?? nil)
             },
@@ -154,9 +152,9 @@ extension ChorusServices {
 
 extension StoryRecord {
     var stagesDTO: StoryStagesDTO {
-        StoryStagesDTO(
-            text: stages["text"] ?? "pending", scenes: stages["scenes"] ?? "pending", narration: stages["narration"] ?? "pending",
-            illustrations: stages["illustrations"] ?? "pending")
+        func status(_ stage: String) -> StoryStageStatus { stages[stage].map(StoryStageStatus.init(rawValue:)) ?? .pending }
+        return StoryStagesDTO(
+            text: status("text"), scenes: status("scenes"), narration: status("narration"), illustrations: status("illustrations"))
     }
 
     /// Whether no stage will change any more (``StoryStagesDTO/isFinished``).
