@@ -28,13 +28,24 @@ enum APIError: Error {
     static func badRequest(_ message: String) -> APIError { .detail(.badRequest, message) }
     static func notFound(_ message: String) -> APIError { .detail(.notFound, message) }
 
-    /// 422 for a call refused before anything is charged (issue 17: destination, quiet hours, per-number limits).
-    static func call(_ refusal: CallRefusal) -> APIError {
-        .refused(RefusalDetail(error: refusal.code, message: refusal.message, retryAt: refusal.retryAt))
-    }
-
     static func invalid(_ field: String, _ message: String) -> APIError {
         .validation(summary: "Validation error", errors: [FieldError(field: field, message: message)])
+    }
+}
+
+extension APIError {
+    /// The contract's answer to a call that was not placed (or may not be): the one place ``CallPlacementError`` becomes
+    /// HTTP, used by the error middleware for every endpoint that places or checks calls.
+    init(_ error: CallPlacementError) {
+        switch error {
+        case .unknownScenario: self = .badRequest(error.message)
+        case .accountDeleted: self = .invalidCredentials
+        case .paymentRequired(let payload): self = .paymentRequired(payload)
+        case .refused(let refusal): self = .refused(refusal)
+        case .trialCallsPaused(let retryAfter), .dialQueueFull(let retryAfter): self = .unavailable(retryAfter: retryAfter, detail: error.message)
+        case .contended: self = .detail(.serviceUnavailable, error.message)
+        case .telephonyRejected, .telephonyUnavailable: self = .detail(.badGateway, error.message)
+        }
     }
 }
 

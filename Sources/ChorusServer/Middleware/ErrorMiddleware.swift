@@ -36,6 +36,7 @@ struct ChorusErrorMiddleware: AsyncMiddleware {
     }
 
     static func response(for error: any Error, request: Request) -> Response {
+        let error = (error as? CallPlacementError).map { APIError($0) as any Error } ?? error
         var headers = HTTPHeaders()
         let status: HTTPResponseStatus
         let body: any Encodable

@@ -17,8 +17,56 @@ struct ResolvedScenario: Sendable, Equatable {
     var voicemail: VoicemailPolicy = .hangUp
 }
 
+/// Why a call was not placed (or may not be): the domain's answer, free of HTTP. The error middleware answers each
+/// with the contract's status and body (`APIError.init(_:)`); the scheduled-call job records it as the schedule's end.
+enum CallPlacementError: Error, Equatable {
+    /// No built-in scenario and none of the user's custom scenarios has this id (answered 400).
+    case unknownScenario(id: String)
+    /// The signed-in user no longer exists (answered 401, like a token for no account).
+    case accountDeleted
+    /// The user's allowance does not cover a call, or a custom scenario needs a plan (answered 402).
+    case paymentRequired(PaymentRequiredResponse)
+    /// A rule refused the call before anything was charged: destination, quiet hours, number limits, opt-out, persona
+    /// (answered 422 with the refusal's code).
+    case refused(RefusalDetail)
+    /// The free trial calls of the UTC day (all accounts together) are used up until `retryAfter` seconds from now.
+    case trialCallsPaused(retryAfter: Int)
+    /// Concurrent requests kept emptying the allowance between decision and charge.
+    case contended
+    /// More calls wait for the dial rate than a request may wait for; a slot is `retryAfter` seconds away.
+    case dialQueueFull(retryAfter: Int)
+    /// The telephony provider refused the call (with its error code, if any), or could not be reached.
+    case telephonyRejected(code: Int?)
+    case telephonyUnavailable
+
+    /// Whether the scenario named is unknown (a schedule naming one can never be placed).
+    var isUnknownScenario: Bool {
+        if case .unknownScenario = self { true } else { false }
+    }
+
+    /// A refusal of the destination policy (issue 17: destination, quiet hours, per-number limits).
+    static func call(_ refusal: CallRefusal) -> CallPlacementError {
+        .refused(RefusalDetail(error: refusal.code, message: refusal.message, retryAt: refusal.retryAt))
+    }
+
+    /// What went wrong, in words a user can read (the `detail` of the answer, the reason of a refused schedule).
+    var message: String {
+        switch self {
+        case .unknownScenario(let id): "Unknown scenario '\(id.prefix(64))'. See GET /mobile/scenarios for the available ids."
+        case .accountDeleted: "The account no longer exists"
+        case .paymentRequired(let payload): payload.detail.message
+        case .refused(let refusal): refusal.message
+        case .trialCallsPaused: "Free trial calls are paused for today. Please try again tomorrow, or choose a plan to call now."
+        case .contended: "Too many simultaneous call requests; please retry"
+        case .dialQueueFull: "Too many calls are being placed right now; please retry later"
+        case .telephonyRejected(let code): "Unable to initiate call: the phone service refused it\(code.map { " (code \($0))" } ?? "")"
+        case .telephonyUnavailable: "Unable to initiate call: the phone service is unavailable, please retry"
+        }
+    }
+}
+
 /// Places calls: permission, atomic charge, the telephony request, and the release of the charge if that fails.
-/// Shared by make-call, scheduled calls and the development test call.
+/// Shared by make-call, scheduled calls and the development test call. Its refusals are ``CallPlacementError``s.
 struct CallPlacement: Sendable {
     /// How long the callee's phone rings before the call counts as unanswered (Twilio's `Timeout`).
     static let ringTimeoutSeconds = CallTiming.ringTimeoutSeconds
@@ -31,7 +79,7 @@ struct CallPlacement: Sendable {
     let logger: Logger
 
     /// The built-in scenario `id`, or the user's custom scenario `custom_<n>`.
-    /// - Throws: 400 for an unknown scenario, before anything is charged.
+    /// - Throws: ``CallPlacementError/unknownScenario(id:)``, before anything is charged.
     func resolveScenario(_ id: String, userID: String) async throws -> ResolvedScenario {
         if let builtIn = services.scenarios.scenario(id: id) {
             return ResolvedScenario(
@@ -42,55 +90,56 @@ struct CallPlacement: Sendable {
             return ResolvedScenario(
                 id: custom.publicID, name: custom.name, voice: custom.voice, persona: custom.persona, isCustom: true, voicemail: custom.voicemail)
         }
-        throw APIError.badRequest("Unknown scenario '\(id.prefix(64))'. See GET /mobile/scenarios for the available ids.")
+        throw CallPlacementError.unknownScenario(id: id)
     }
 
     /// The account of a signed-in user; a token for a deleted user is no longer valid.
     func account(userID: String) async throws -> UsageAccount {
         guard let account = try await store.usage.usageAccount(userID: userID, entitlements: services.entitlements, now: services.now()) else {
-            throw APIError.invalidCredentials
+            throw CallPlacementError.accountDeleted
         }
         return account
     }
 
-    /// Throws 402 when the user may not place a call now.
+    /// Throws ``CallPlacementError/paymentRequired(_:)`` when the user may not place a call now.
     func requirePermission(userID: String, scenario: ResolvedScenario) async throws -> CallPermission {
         let account = try await account(userID: userID)
         let decision = services.policy.evaluate(account, at: services.now())
         if scenario.isCustom && decision.position.plan == nil {
-            throw APIError.paymentRequired(CustomScenarioRules.subscriptionRequired(services.policy, now: services.now()))
+            throw CallPlacementError.paymentRequired(CustomScenarioRules.subscriptionRequired(services.policy, now: services.now()))
         }
-        guard decision.allowed else { throw APIError.paymentRequired(UsageReport.paymentRequired(decision)) }
+        guard decision.allowed else { throw CallPlacementError.paymentRequired(UsageReport.paymentRequired(decision)) }
         return decision
     }
 
     /// Where `phoneNumber` rings, if it may be called at `date`: the numbering-plan refusals, the allowed countries and
     /// the callee's calling hours (issue 17). Reads nothing and writes nothing.
-    /// - Throws: 422 ``APIError/refused(_:)`` naming the reason.
+    /// - Throws: ``CallPlacementError/refused(_:)`` naming the reason.
     func checkDestination(_ phoneNumber: String, at date: Date) throws -> PhoneDestination {
         let policy = services.configuration.destinationPolicy
         let destination: PhoneDestination
         switch policy.destination(of: phoneNumber) {
         case .success(let found): destination = found
-        case .failure(let refusal): throw APIError.call(refusal)
+        case .failure(let refusal): throw CallPlacementError.call(refusal)
         }
-        if let refusal = policy.quietHours(destination, at: date) { throw APIError.call(refusal) }
+        if let refusal = policy.quietHours(destination, at: date) { throw CallPlacementError.call(refusal) }
         return destination
     }
 
     /// Refuses a number on the do-not-call list (its callee opted out, issue 17), from any account, before anything is
     /// counted or charged. The refusal says only that: not when, how, or on whose call.
-    /// - Throws: 422 `number_opted_out`.
+    /// - Throws: ``CallPlacementError/refused(_:)`` `number_opted_out`.
     func checkNotOptedOut(_ phoneNumber: String) async throws {
         guard try await store.destinations.isOptedOut(hash: services.numberHasher.hash(phoneNumber)) else { return }
-        throw APIError.refused(
+        throw CallPlacementError.refused(
             RefusalDetail(error: "number_opted_out", message: "This number has asked not to receive calls from this service."))
     }
 
     /// Counts one call to `phoneNumber` against its limits (all accounts together).
     /// - Returns: the UTC day the call was counted in (to give it back if the call is not placed); `nil` when the limits
     ///   are off.
-    /// - Throws: 422 `number_daily_limit` or `number_account_limit` with the moment calling becomes possible.
+    /// - Throws: ``CallPlacementError/refused(_:)`` `number_daily_limit` or `number_account_limit` with the moment calling
+    ///   becomes possible.
     private func admitNumberCall(_ phoneNumber: String, userID: String, now: Date) async throws -> String? {
         let settings = services.configuration.callDestinations
         guard settings.callsPerNumberPerDay != nil || settings.accountsPerNumberPerWeek != nil else { return nil }
@@ -103,9 +152,9 @@ struct CallPlacement: Sendable {
         case .admitted:
             return day.key
         case .dailyLimit:
-            throw APIError.call(.numberDailyLimit(settings.callsPerNumberPerDay ?? 0, until: day.ends))
+            throw CallPlacementError.call(.numberDailyLimit(settings.callsPerNumberPerDay ?? 0, until: day.ends))
         case .accountLimit:
-            throw APIError.call(.numberAccountLimit(settings.accountsPerNumberPerWeek ?? 0, until: week.ends))
+            throw CallPlacementError.call(.numberAccountLimit(settings.accountsPerNumberPerWeek ?? 0, until: week.ends))
         }
     }
 
@@ -161,13 +210,11 @@ struct CallPlacement: Sendable {
                 logger.critical(
                     "trial calls of the day used up: trial calls are refused",
                     metadata: ["alert": "budget", "limit": .stringConvertible(services.configuration.admission.trialCallsPerDay ?? 0)])
-                throw APIError.unavailable(
-                    retryAfter: UTCBoundary.secondsUntilNext(.day, after: now),
-                    detail: "Free trial calls are paused for today. Please try again tomorrow, or choose a plan to call now.")
+                throw CallPlacementError.trialCallsPaused(retryAfter: UTCBoundary.secondsUntilNext(.day, after: now))
             }
         }
         guard var call = reserved else {
-            throw APIError.detail(.serviceUnavailable, "Too many simultaneous call requests; please retry")
+            throw CallPlacementError.contended
         }
         let request = OutboundCallRequest(
             to: phoneNumber, from: services.fromNumber,
@@ -185,7 +232,7 @@ struct CallPlacement: Sendable {
             placed = try await services.telephony.placeCall(request)
         } catch {
             try await store.calls.releaseCall(id: call.id, now: services.now())
-            if let error = error as? APIError { throw error }  // the dial queue is too long
+            if let error = error as? CallPlacementError { throw error }  // the dial queue is too long
             logger.error(
                 "telephony refused the call; charge released",
                 metadata: [
@@ -193,10 +240,8 @@ struct CallPlacement: Sendable {
                     "error": .string(Self.describe(error)),
                 ])
             switch error as? TelephonyError {
-            case .rejected(_, let code, _):
-                throw APIError.detail(.badGateway, "Unable to initiate call: the phone service refused it\(code.map { " (code \($0))" } ?? "")")
-            default:
-                throw APIError.detail(.badGateway, "Unable to initiate call: the phone service is unavailable, please retry")
+            case .rejected(_, let code, _): throw CallPlacementError.telephonyRejected(code: code)
+            default: throw CallPlacementError.telephonyUnavailable
             }
         }
         try await store.calls.attachSid(placed.sid, toCall: call.id, now: services.now())
@@ -219,8 +264,7 @@ struct CallPlacement: Sendable {
         let slot = try await store.callBridge.reserveDialSlot(interval: 1 / services.configuration.callBridge.callsPerSecond, now: Date())
         let wait = slot.timeIntervalSinceNow
         if wait > Self.maximumDialWait {
-            throw APIError.unavailable(
-                retryAfter: Int(min(wait, 3_600).rounded(.up)), detail: "Too many calls are being placed right now; please retry later")
+            throw CallPlacementError.dialQueueFull(retryAfter: Int(min(wait, 3_600).rounded(.up)))
         }
         if wait > 0.001 {
             logger.debug("call queued for the dial rate", metadata: ["wait_ms": .stringConvertible(Int(wait * 1000))])

@@ -32,13 +32,13 @@ struct PersonaScreening: Sendable {
         return PersonaVerdict.combine(policy: rules, moderation: flagged, model: moderator == nil ? nil : model, at: date)
     }
 
-    /// The 422 of a refused verdict.
-    static func refusal(_ verdict: PersonaVerdict) -> APIError {
+    /// The refusal (422) of a refused verdict.
+    static func refusal(_ verdict: PersonaVerdict) -> CallPlacementError {
         .refused(RefusalDetail(error: "persona_refused", message: verdict.refusalMessage, field: "persona", categories: verdict.categories))
     }
 
-    /// The 422 of a scenario an operator disabled.
-    static let disabled = APIError.refused(
+    /// The refusal (422) of a scenario an operator disabled.
+    static let disabled = CallPlacementError.refused(
         RefusalDetail(
             error: "scenario_disabled",
             message: "This custom scenario was disabled after a content report and can no longer be used for calls.", field: "scenario"))

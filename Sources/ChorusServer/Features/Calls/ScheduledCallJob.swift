@@ -33,18 +33,16 @@ struct ScheduledCallJob {
                 userID: schedule.userID, phoneNumber: schedule.phoneNumber, scenario: scenario, scheduleID: id
             )
             _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .placed, callID: call.id)
-        } catch APIError.refused(let refusal) {
+        } catch CallPlacementError.refused(let refusal) {
             // Quiet hours where the number is (the job ran late), a per-number limit, or a destination no longer allowed:
             // not placed, nothing charged.
             _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .refused, reason: refusal.message)
             logger.info("scheduled call refused", metadata: ["schedule_id": .stringConvertible(id), "status": .string(refusal.error)])
-        } catch APIError.paymentRequired(let payload) {
+        } catch CallPlacementError.paymentRequired(let payload) {
             _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .refused, reason: payload.detail.message)
             logger.info("scheduled call refused", metadata: ["schedule_id": .stringConvertible(id), "status": .string(payload.detail.error)])
-        } catch APIError.detail(let status, let message) where status == .badRequest || status == .unauthorized {
-            _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .failed, reason: message)
-        } catch APIError.invalidCredentials {
-            _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .failed, reason: "The account no longer exists")
+        } catch let error as CallPlacementError where error == .accountDeleted || error.isUnknownScenario {
+            _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .failed, reason: error.message)
         } catch {
             if job.attempts >= job.maxAttempts {
                 _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .failed, reason: "The phone service was unavailable")
