@@ -2,7 +2,6 @@ import ChorusAPI
 import ChorusProviders
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import SQLKit
 import Vapor
 
@@ -80,76 +79,6 @@ extension VoiceData {
             for recording in expired { try await deleteRecording(id: recording.id, store: store) }
             deleted += expired.count
             if expired.count < 100 { return deleted }
-        }
-    }
-}
-
-/// Deletes expired recordings, unused generated speech (and realtime payloads older than an hour) periodically (every
-/// `CHORUS_VOICE_RETENTION_SWEEP_SECONDS`). Deleting is idempotent, so instances sweeping at the same time do no harm.
-final class RetentionSweeper: LifecycleHandler, Sendable {
-    private let interval: TimeInterval
-    private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
-
-    init(interval: TimeInterval) {
-        self.interval = interval
-    }
-
-    func didBootAsync(_ application: Application) async throws {
-        let services = application.chorus
-        let database = application.db as! any SQLDatabase
-        let store = services.store(database, on: application.eventLoopGroup.any())
-        let logger = application.logger
-        let loop = Task { [interval] in
-            while !Task.isCancelled {
-                do {
-                    let deleted = try await VoiceData(services: services).sweepExpiredRecordings(store: store, now: services.now())
-                    if deleted > 0 { logger.info("deleted expired recordings", metadata: ["count": .stringConvertible(deleted)]) }
-                    let speech = try await VoiceData(services: services).sweepUnusedSpeech(store: store, now: services.now())
-                    if speech > 0 { logger.info("deleted unused generated speech", metadata: ["count": .stringConvertible(speech)]) }
-                    // Large realtime events are read by every instance within moments of their notification.
-                    try await store.messaging.deleteRealtimePayloads(before: Date().addingTimeInterval(-3_600))
-                } catch {
-                    logger.warning("retention sweep failed", metadata: ["error": .string("\(error)")])
-                }
-                try? await Task.sleep(for: .milliseconds(Int(interval * 1_000)))
-            }
-        }
-        task.withLockedValue { $0 = loop }
-    }
-
-    func shutdownAsync(_ application: Application) async {
-        let loop = task.withLockedValue { current -> Task<Void, Never>? in
-            defer { current = nil }
-            return current
-        }
-        loop?.cancel()
-        await loop?.value
-    }
-}
-
-/// Transcribes the recording of a voice message sent before its transcript existed, then tells the members.
-struct MessageTranscriptionJob {
-    let services: ChorusServices
-
-    func run(_ job: ClaimedJob, store: ChorusStore, logger: Logger) async throws {
-        guard let record = try await store.messaging.audio(id: job.payload) else { return }
-        let transcribedNow = record.transcript == nil
-        if transcribedNow {
-            // A provider failure throws: the job queue retries with backoff.
-            _ = try await VoiceTranscription(services: services).transcribe(record, language: nil, store: store, logger: logger)
-        }
-        let now = services.now()
-        for message in try await store.messaging.messages(withAudio: record.id) {
-            // Audio-only messages get their first text now: the urgency reading was not possible at sending.
-            if transcribedNow, message.content == nil {
-                try await MessageUrgency.enqueueIfNeeded(
-                    message, senderChose: message.urgentReasons.contains("sender"), services: services, store: store)
-            }
-            let members = try await store.messaging.memberIDs(conversationID: message.conversationID)
-            var dto = services.messageDTO(message, now: now)
-            dto.starred = false
-            await services.messaging.fanout.publish(
-                RealtimeEventDTO(type: "transcript.ready", conversationID: message.conversationID, message: dto), to: members)
         }
     }
 }
