@@ -25,16 +25,17 @@ struct AudioController: RouteCollection {
 
     func boot(routes: any RoutesBuilder) throws {
         let authenticated = routes.grouped(UserAuthenticator(services: services))
-        authenticated.on(.POST, "audio", body: .stream, use: upload).userInfo[DeclaredBodyLimitMiddleware.limitKey] =
+        authenticated.on(API.Messaging.uploadAudio, body: .stream, use: upload).userInfo[DeclaredBodyLimitMiddleware.limitKey] =
             services.configuration.voiceMessages.maxUploadBytes
-        routes.get("audio", ":audio_id", use: download)
-        authenticated.post("transcriptions", use: transcribe)
+        routes.on(API.Messaging.audio, use: download)
+        // The answer carries the provider's time in a Server-Timing header.
+        authenticated.onResponse(API.Messaging.transcribe, use: transcribe)
     }
 
     // MARK: Upload
 
     @Sendable
-    func upload(_ req: Request) async throws -> Response {
+    func upload(_ req: Request) async throws -> AudioUploadResponse {
         let user = try req.user
         let settings = services.configuration.voiceMessages
         let profile = try await VoicePrivacy.requireVoiceAllowed(userID: user.id, store: req.store, now: services.now())
@@ -95,7 +96,7 @@ struct AudioController: RouteCollection {
         req.logger.info(
             "stored a recording",
             metadata: ["audio_id": .string(id), "format": .string(info.format.rawValue), "bytes": .stringConvertible(size)])
-        return try req.json(Self.dto(record), status: .created)
+        return Self.dto(record)
     }
 
     /// Writes the request body to `file`, refusing more than `limit` bytes with 413. Returns the size.
@@ -218,7 +219,7 @@ struct AudioController: RouteCollection {
     @Sendable
     func transcribe(_ req: Request) async throws -> Response {
         let user = try req.user
-        let body = try req.decodeJSON(TranscriptionRequestDTO.self)
+        let body = try req.body(of: API.Messaging.transcribe)
         _ = try await VoicePrivacy.requireVoiceAllowed(userID: user.id, store: req.store, now: services.now())
         guard let record = try await req.store.messaging.audio(id: body.audioID), record.ownerID == user.id else {
             throw APIError.notFound("Recording not found")

@@ -46,30 +46,29 @@ struct ConversationAudioController: RouteCollection {
 
     func boot(routes: any RoutesBuilder) throws {
         let routes = routes.grouped(UserAuthenticator(services: services))
-        routes.post("conversations", ":conversation_id", "summary", use: summary)
-        routes.post("conversations", ":conversation_id", "playback", use: playback)
-        routes.get("conversations", ":conversation_id", "summaries", ":summary_id", use: storedSummary)
-        routes.get("conversations", ":conversation_id", "digest", use: digest)
-        routes.put("conversations", ":conversation_id", "digest", use: setDigest)
+        routes.on(API.Messaging.summary, use: summary)
+        routes.on(API.Messaging.playback, use: playback)
+        routes.on(API.Messaging.storedSummary, use: storedSummary)
+        routes.on(API.Messaging.digest, use: digest)
+        routes.on(API.Messaging.setDigest, use: setDigest)
     }
 
     // MARK: Daily digest
 
     @Sendable
-    func digest(_ req: Request) async throws -> Response {
+    func digest(_ req: Request) async throws -> DigestSubscriptionDTO {
         let user = try req.user
         let conversation = try await conversation(req)
         let subscription = try await req.store.voices.digestSubscription(conversationID: conversation.id, userID: user.id)
-        return try req.json(
-            DigestSubscriptionDTO(
-                schedule: subscription?.schedule ?? "off", timeZone: subscription?.timeZone ?? "UTC", nextDigestAt: subscription?.nextAt))
+        return DigestSubscriptionDTO(
+            schedule: DigestSchedule(rawValue: subscription?.schedule ?? "off"), timeZone: subscription?.timeZone ?? "UTC", nextDigestAt: subscription?.nextAt)
     }
 
     @Sendable
-    func setDigest(_ req: Request) async throws -> Response {
+    func setDigest(_ req: Request) async throws -> DigestSubscriptionDTO {
         let user = try req.user
         let conversation = try await conversation(req)
-        let body = try req.decodeJSON(DigestSubscriptionDTO.self)
+        let body = try req.body(of: API.Messaging.setDigest)
         var validator = FieldValidator()
         validator.check(["morning", "evening", "off"].contains(body.schedule), "schedule", "Use morning, evening or off")
         let zoneName = body.timeZone ?? "UTC"
@@ -77,10 +76,10 @@ struct ConversationAudioController: RouteCollection {
         validator.check(zone != nil, "time_zone", "Use an IANA time zone such as America/New_York")
         try validator.throwIfInvalid()
         let now = services.now()
-        let next = zone.flatMap { DigestJob.nextRun(after: now, schedule: body.schedule, timeZone: $0) }
+        let next = zone.flatMap { DigestJob.nextRun(after: now, schedule: body.schedule.rawValue, timeZone: $0) }
         let record = try await req.store.voices.setDigestSubscription(
-            conversationID: conversation.id, userID: user.id, schedule: body.schedule, timeZone: zoneName, next: next, now: now)
-        return try req.json(DigestSubscriptionDTO(schedule: record.schedule, timeZone: record.timeZone, nextDigestAt: record.nextAt))
+            conversationID: conversation.id, userID: user.id, schedule: body.schedule.rawValue, timeZone: zoneName, next: next, now: now)
+        return DigestSubscriptionDTO(schedule: DigestSchedule(rawValue: record.schedule), timeZone: record.timeZone, nextDigestAt: record.nextAt)
     }
 
     private func conversation(_ req: Request) async throws -> ConversationRecord {
@@ -93,7 +92,7 @@ struct ConversationAudioController: RouteCollection {
     // MARK: Summary
 
     @Sendable
-    func summary(_ req: Request) async throws -> Response {
+    func summary(_ req: Request) async throws -> SummaryResponse {
         let user = try req.user
         let conversation = try await conversation(req)
         let body = try req.decodeOptionalJSON(SummaryRequest.self) ?? SummaryRequest()
@@ -108,7 +107,7 @@ struct ConversationAudioController: RouteCollection {
         if let cached = try await req.store.voices.summary(conversationID: conversation.id, selection: selection, lastSeq: newest.seq),
             now.timeIntervalSince(cached.createdAt) < Self.summaryLifetime
         {
-            return try req.json(response(cached, cached: true, now: now))
+            return response(cached, cached: true, now: now)
         }
         let services = self.services
         let userID = user.id
@@ -141,21 +140,21 @@ struct ConversationAudioController: RouteCollection {
                 throw error
             }
         }
-        guard generated.fresh else { return try req.json(response(generated.record, cached: true, now: now)) }
+        guard generated.fresh else { return response(generated.record, cached: true, now: now) }
         let record = generated.record
         await messaging.fanout.publish(
             RealtimeEventDTO(type: "summary.ready", conversationID: conversation.id, summaryID: record.id), to: [user.id])
-        return try req.json(response(record, cached: false, now: now))
+        return response(record, cached: false, now: now)
     }
 
     /// A stored summary or digest (the `summary_id` of `summary.ready` and `digest.ready`), for members only.
     @Sendable
-    func storedSummary(_ req: Request) async throws -> Response {
+    func storedSummary(_ req: Request) async throws -> SummaryResponse {
         let conversation = try await conversation(req)
         guard let id = req.parameters.get("summary_id"), let record = try await req.store.voices.summary(id: id),
             record.conversationID == conversation.id
         else { throw APIError.notFound("Summary not found") }
-        return try req.json(response(record, cached: true, now: services.now()))
+        return response(record, cached: true, now: services.now())
     }
 
     private func response(_ record: SummaryRecord, cached: Bool, now: Date) -> SummaryResponse {
@@ -171,7 +170,7 @@ struct ConversationAudioController: RouteCollection {
     // MARK: Playback
 
     @Sendable
-    func playback(_ req: Request) async throws -> Response {
+    func playback(_ req: Request) async throws -> PlaybackResponse {
         let user = try req.user
         let conversation = try await conversation(req)
         let body = try req.decodeOptionalJSON(PlaybackRequest.self) ?? PlaybackRequest()
@@ -215,11 +214,10 @@ struct ConversationAudioController: RouteCollection {
         } else {
             try await req.store.voices.touchSpeech(key: key, now: now)
         }
-        return try req.json(
-            PlaybackResponse(
-                audioURL: services.speechURL(key: key, now: now), durationMs: spliced.timeline.totalMs,
-                timeline: spliced.timeline.entries.map {
-                    PlaybackEntryDTO(messageID: $0.messageID, sender: $0.sender, startMs: $0.startMs, endMs: $0.endMs)
-                }))
+        return PlaybackResponse(
+            audioURL: services.speechURL(key: key, now: now), durationMs: spliced.timeline.totalMs,
+            timeline: spliced.timeline.entries.map {
+                PlaybackEntryDTO(messageID: $0.messageID, sender: $0.sender, startMs: $0.startMs, endMs: $0.endMs)
+            })
     }
 }

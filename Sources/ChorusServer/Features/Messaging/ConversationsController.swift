@@ -18,37 +18,39 @@ struct ConversationsController: RouteCollection {
 
     func boot(routes: any RoutesBuilder) throws {
         let routes = routes.grouped(UserAuthenticator(services: services))
-        routes.get("me", "profile", use: profile)
-        routes.put("me", "profile", use: updateProfile)
-        routes.post("conversations", use: create)
-        routes.get("conversations", use: list)
-        routes.get("conversations", ":conversation_id", use: show)
-        routes.post("conversations", ":conversation_id", "members", use: addMembers)
-        routes.delete("conversations", ":conversation_id", "members", ":user_id", use: removeMember)
-        routes.get("conversations", ":conversation_id", "messages", use: messages)
-        routes.post("conversations", ":conversation_id", "messages", use: send)
-        routes.post("conversations", ":conversation_id", "read", use: markRead)
-        routes.get("messages", "search", use: search)
-        routes.patch("messages", ":message_id", use: edit)
-        routes.delete("messages", ":message_id", use: delete)
-        routes.post("messages", ":message_id", "heard", use: heard)
-        routes.put("messages", ":message_id", "star", use: star)
-        routes.delete("messages", ":message_id", "star", use: unstar)
+        routes.on(API.Messaging.profile, use: profile)
+        routes.on(API.Messaging.updateProfile, use: updateProfile)
+        // 201 for a new conversation, 200 for the existing direct one.
+        routes.onResponse(API.Messaging.createConversation, use: create)
+        routes.on(API.Messaging.conversations, use: list)
+        routes.on(API.Messaging.conversation, use: show)
+        routes.on(API.Messaging.addMembers, use: addMembers)
+        routes.on(API.Messaging.removeMember, use: removeMember)
+        routes.on(API.Messaging.messages, use: messages)
+        // 201 for a new message, 200 for the replay of one already sent with the same client_message_id.
+        routes.onResponse(API.Messaging.sendMessage, use: send)
+        routes.on(API.Messaging.markRead, use: markRead)
+        routes.on(API.Messaging.searchMessages, use: search)
+        routes.on(API.Messaging.editMessage, use: edit)
+        routes.on(API.Messaging.deleteMessage, use: delete)
+        routes.on(API.Messaging.markHeard, use: heard)
+        routes.on(API.Messaging.star, use: star)
+        routes.on(API.Messaging.unstar, use: unstar)
     }
 
     // MARK: Profile
 
     @Sendable
-    func profile(_ req: Request) async throws -> Response {
+    func profile(_ req: Request) async throws -> MessagingProfileDTO {
         let user = try req.user
         guard let profile = try await req.store.messaging.messagingProfile(userID: user.id) else { throw APIError.notAuthenticated }
-        return try req.json(Self.dto(profile))
+        return Self.dto(profile)
     }
 
     @Sendable
-    func updateProfile(_ req: Request) async throws -> Response {
+    func updateProfile(_ req: Request) async throws -> MessagingProfileDTO {
         let user = try req.user
-        let body = try req.decodeJSON(MessagingProfileDTO.self)
+        let body = try req.body(of: API.Messaging.updateProfile)
         guard var profile = try await req.store.messaging.messagingProfile(userID: user.id) else { throw APIError.notAuthenticated }
         let year = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: services.now()).year ?? 2026
         var validator = FieldValidator()
@@ -79,7 +81,7 @@ struct ConversationsController: RouteCollection {
             try await VoiceData(services: services).deleteClonedVoice(voice, store: req.store, logger: req.logger)
             _ = try await req.store.voices.deleteVoiceProfile(userID: user.id)
         }
-        return try req.json(Self.dto(profile))
+        return Self.dto(profile)
     }
 
     static func dto(_ profile: MessagingProfileRecord) -> MessagingProfileDTO {
@@ -93,7 +95,7 @@ struct ConversationsController: RouteCollection {
     @Sendable
     func create(_ req: Request) async throws -> Response {
         let user = try req.user
-        let body = try req.decodeJSON(CreateConversationRequest.self)
+        let body = try req.body(of: API.Messaging.createConversation)
         var validator = FieldValidator()
         validator.check(["direct", "group"].contains(body.kind), "kind", "Use direct or group")
         let emails = Array(Set(body.memberEmails.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }))
@@ -113,7 +115,7 @@ struct ConversationsController: RouteCollection {
         guard !emails.contains(me) else { throw APIError.invalid("member_emails", "Do not list yourself") }
         let title = body.kind == "group" ? body.title.flatMap { UserText.name($0, characters: 1...100, bytes: 400) } : nil
         let (id, created, invited) = try await req.store.messaging.createConversation(
-            id: UUID().uuidString.lowercased(), kind: body.kind, title: title, creatorID: user.id, creatorEmail: me, inviteeEmails: emails,
+            id: UUID().uuidString.lowercased(), kind: body.kind.rawValue, title: title, creatorID: user.id, creatorEmail: me, inviteeEmails: emails,
             now: services.now())
         guard let conversation = try await req.store.messaging.conversations(of: user.id, only: id).first else {
             throw APIError.notFound("Conversation not found")
@@ -144,15 +146,15 @@ struct ConversationsController: RouteCollection {
     }
 
     @Sendable
-    func list(_ req: Request) async throws -> Response {
+    func list(_ req: Request) async throws -> ConversationsResponse {
         let user = try req.user
         let conversations = try await req.store.messaging.conversations(of: user.id)
-        return try req.json(ConversationsResponse(conversations: conversations.map(Self.dto)))
+        return ConversationsResponse(conversations: conversations.map(Self.dto))
     }
 
     @Sendable
-    func show(_ req: Request) async throws -> Response {
-        try req.json(Self.dto(try await conversation(req)))
+    func show(_ req: Request) async throws -> ConversationDTO {
+        Self.dto(try await conversation(req))
     }
 
     /// The conversation named in the path as the caller sees it; 404 unless the caller is a member.
@@ -166,21 +168,22 @@ struct ConversationsController: RouteCollection {
 
     static func dto(_ record: ConversationRecord) -> ConversationDTO {
         ConversationDTO(
-            id: record.id, kind: record.kind, title: record.title,
+            id: record.id, kind: ConversationKind(rawValue: record.kind), title: record.title,
             members: record.members.map {
-                ConversationMemberDTO(userID: $0.userID, displayName: $0.displayName, role: $0.role, joinedAt: $0.joinedAt)
+                ConversationMemberDTO(
+                    userID: $0.userID, displayName: $0.displayName, role: ConversationRole(rawValue: $0.role), joinedAt: $0.joinedAt)
             }, createdAt: record.createdAt, lastMessageAt: record.lastMessageAt, unreadCount: record.unreadCount,
             unheardVoiceCount: record.unheardVoiceCount, hasUrgent: record.hasUrgent)
     }
 
     @Sendable
-    func addMembers(_ req: Request) async throws -> Response {
+    func addMembers(_ req: Request) async throws -> ConversationDTO {
         let user = try req.user
         let conversation = try await conversation(req)
         guard conversation.kind == "group" else {
             throw APIError.badRequest("Members cannot be added to a direct conversation; start a group instead")
         }
-        let body = try req.decodeJSON(AddMembersRequest.self)
+        let body = try req.body(of: API.Messaging.addMembers)
         let emails = Array(Set(body.memberEmails.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }))
         guard !emails.isEmpty else { throw APIError.invalid("member_emails", "List at least one email") }
         guard emails.allSatisfy(EmailAddress.isValid) else { throw APIError.invalid("member_emails", "Use valid email addresses") }
@@ -196,12 +199,12 @@ struct ConversationsController: RouteCollection {
             if try await req.store.invitations.invite(conversationID: conversation.id, inviterID: user.id, email: email, now: now) { invited.append(email) }
         }
         try await notifyInvited(invited, conversationID: conversation.id, store: req.store)
-        return try req.json(Self.dto(conversation))
+        return Self.dto(conversation)
     }
 
     /// A member leaves (removing themselves), or the owner removes someone.
     @Sendable
-    func removeMember(_ req: Request) async throws -> Response {
+    func removeMember(_ req: Request) async throws {
         let user = try req.user
         let conversation = try await conversation(req)
         guard let target = req.parameters.get("user_id") else { throw APIError.notFound("Member not found") }
@@ -215,13 +218,12 @@ struct ConversationsController: RouteCollection {
         await services.messaging.fanout.publish(
             RealtimeEventDTO(type: "conversation.updated", conversationID: conversation.id, userID: target),
             to: conversation.members.map(\.userID))
-        return Response(status: .noContent)
     }
 
     // MARK: Messages
 
     @Sendable
-    func messages(_ req: Request) async throws -> Response {
+    func messages(_ req: Request) async throws -> MessagesPage {
         let user = try req.user
         let conversation = try await conversation(req)
         let limit = min(max(req.query[Int.self, at: "limit"] ?? Self.defaultPageSize, 1), Self.maxPageSize)
@@ -234,14 +236,14 @@ struct ConversationsController: RouteCollection {
         let visible = Array(page.prefix(limit))
         let next = page.count > limit ? visible.last.map { String($0.seq) } : nil
         let now = services.now()
-        return try req.json(MessagesPage(messages: visible.map { messageDTO($0, now: now) }, nextCursor: next))
+        return MessagesPage(messages: visible.map { messageDTO($0, now: now) }, nextCursor: next)
     }
 
     @Sendable
     func send(_ req: Request) async throws -> Response {
         let user = try req.user
         let conversation = try await conversation(req)
-        let body = try req.decodeJSON(SendMessageRequest.self)
+        let body = try req.body(of: API.Messaging.sendMessage)
         var validator = FieldValidator()
         let clientID = body.clientMessageID.trimmingCharacters(in: .whitespaces)
         validator.check((1...64).contains(clientID.count), "client_message_id", "Use 1 to 64 characters (a UUID)")
@@ -280,7 +282,7 @@ struct ConversationsController: RouteCollection {
             outcome = try await req.store.messaging.sendMessage(
                 NewMessage(
                     id: UUID().uuidString.lowercased(), conversationID: conversation.id, senderID: user.id, clientMessageID: clientID,
-                    sendMode: body.sendMode, content: text, audio: audio, urgent: urgent, urgentReasons: urgent ? reasons : [],
+                    sendMode: body.sendMode.rawValue, content: text, audio: audio, urgent: urgent, urgentReasons: urgent ? reasons : [],
                     createdAt: services.now(), voiceQuota: voiceQuota))
         } catch let exceeded as VoiceQuotaExceeded {
             throw APIError.detail(.paymentRequired, VoiceUsagePolicy.overQuotaMessage(limit: exceeded.limit))
@@ -335,10 +337,10 @@ struct ConversationsController: RouteCollection {
     }
 
     @Sendable
-    func edit(_ req: Request) async throws -> Response {
+    func edit(_ req: Request) async throws -> MessageDTO {
         let user = try req.user
         let existing = try await message(req)
-        let body = try req.decodeJSON(EditMessageRequest.self)
+        let body = try req.body(of: API.Messaging.editMessage)
         let content = body.content.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1...Self.maxContentLength).contains(content.count) else {
             throw APIError.invalid("content", "Use 1 to \(Self.maxContentLength) characters")
@@ -351,11 +353,11 @@ struct ConversationsController: RouteCollection {
         }
         let members = try await req.store.messaging.memberIDs(conversationID: updated.conversationID)
         await publish(updated, type: "message.updated", to: members, now: now)
-        return try req.json(messageDTO(updated, now: now))
+        return messageDTO(updated, now: now)
     }
 
     @Sendable
-    func delete(_ req: Request) async throws -> Response {
+    func delete(_ req: Request) async throws {
         let user = try req.user
         let existing = try await message(req)
         guard existing.senderID == user.id else { throw APIError.detail(.forbidden, "Only the sender can delete a message") }
@@ -366,11 +368,10 @@ struct ConversationsController: RouteCollection {
         if let audioID { try await VoiceData(services: services).deleteRecording(id: audioID, store: req.store) }
         let members = try await req.store.messaging.memberIDs(conversationID: deleted.conversationID)
         await publish(deleted, type: "message.deleted", to: members, now: now)
-        return Response(status: .noContent)
     }
 
     @Sendable
-    func markRead(_ req: Request) async throws -> Response {
+    func markRead(_ req: Request) async throws -> ConversationDTO {
         let user = try req.user
         let conversation = try await conversation(req)
         let body = try req.decodeOptionalJSON(MarkReadRequest.self)
@@ -385,46 +386,45 @@ struct ConversationsController: RouteCollection {
         guard let updated = try await req.store.messaging.conversations(of: user.id, only: conversation.id).first else {
             throw APIError.notFound("Conversation not found")
         }
-        return try req.json(Self.dto(updated))
+        return Self.dto(updated)
     }
 
     @Sendable
-    func heard(_ req: Request) async throws -> Response {
+    func heard(_ req: Request) async throws {
         let user = try req.user
         let message = try await message(req)
         guard message.audioID != nil || message.deletedAt != nil else { throw APIError.badRequest("This message has no recording") }
         try await req.store.messaging.markHeard(messageSeq: message.seq, userID: user.id, now: services.now())
-        return Response(status: .noContent)
     }
 
     @Sendable
-    func star(_ req: Request) async throws -> Response {
+    func star(_ req: Request) async throws -> MessageDTO {
         try await setStar(req, starred: true)
     }
 
     @Sendable
-    func unstar(_ req: Request) async throws -> Response {
+    func unstar(_ req: Request) async throws -> MessageDTO {
         try await setStar(req, starred: false)
     }
 
-    private func setStar(_ req: Request, starred: Bool) async throws -> Response {
+    private func setStar(_ req: Request, starred: Bool) async throws -> MessageDTO {
         let user = try req.user
         let message = try await message(req)
         let now = services.now()
         try await req.store.messaging.setStarred(messageSeq: message.seq, userID: user.id, starred: starred, now: now)
         guard let updated = try await req.store.messaging.message(id: message.id, viewer: user.id) else { throw APIError.notFound("Message not found") }
-        return try req.json(messageDTO(updated, now: now))
+        return messageDTO(updated, now: now)
     }
 
     @Sendable
-    func search(_ req: Request) async throws -> Response {
+    func search(_ req: Request) async throws -> MessageSearchResponse {
         let user = try req.user
         let query = (req.query[String.self, at: "q"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         guard (2...200).contains(query.count) else { throw APIError.invalid("q", "Search for 2 to 200 characters") }
         let limit = min(max(req.query[Int.self, at: "limit"] ?? Self.defaultPageSize, 1), Self.maxPageSize)
         let found = try await req.store.messaging.searchMessages(viewer: user.id, query: query, limit: limit)
         let now = services.now()
-        return try req.json(MessageSearchResponse(messages: found.map { messageDTO($0, now: now) }))
+        return MessageSearchResponse(messages: found.map { messageDTO($0, now: now) })
     }
 }
 
@@ -434,10 +434,10 @@ extension ChorusServices {
         let audioURL = record.audioID.map { absoluteURL(messaging.audioURLs.path(audioID: $0, now: now)) }
         return MessageDTO(
             id: record.id, conversationID: record.conversationID, senderID: record.senderID, senderName: record.senderName,
-            clientMessageID: record.clientMessageID, sendMode: record.sendMode, content: record.content, audioURL: audioURL,
+            clientMessageID: record.clientMessageID, sendMode: MessageSendMode(rawValue: record.sendMode), content: record.content, audioURL: audioURL,
             audioDuration: record.audioDurationMs.map { Double($0) / 1000 }, transcript: record.transcript,
-            transcriptionConfidence: record.transcriptConfidence, transcriptionConfidenceLabel: record.transcriptLabel,
-            urgent: record.urgent, urgentReasons: record.urgentReasons, starred: record.starred, createdAt: record.createdAt,
+            transcriptionConfidence: record.transcriptConfidence, transcriptionConfidenceLabel: record.transcriptLabel.map(ConfidenceLabel.init(rawValue:)),
+            urgent: record.urgent, urgentReasons: record.urgentReasons.map(UrgentReason.init(rawValue:)), starred: record.starred, createdAt: record.createdAt,
             editedAt: record.editedAt, deletedAt: record.deletedAt)
     }
 }

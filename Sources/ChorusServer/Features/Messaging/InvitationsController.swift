@@ -12,11 +12,11 @@ struct InvitationsController: RouteCollection {
     let services: ChorusServices
 
     func boot(routes: any RoutesBuilder) throws {
-        let routes = routes.grouped(UserAuthenticator(services: services)).grouped("invitations")
-        routes.get(use: list)
-        routes.post(":invitation_id", "accept", use: accept)
-        routes.post(":invitation_id", "decline", use: decline)
-        routes.post(":invitation_id", "block", use: block)
+        let routes = routes.grouped(UserAuthenticator(services: services))
+        routes.on(API.Messaging.invitations, use: list)
+        routes.on(API.Messaging.acceptInvitation, use: accept)
+        routes.on(API.Messaging.declineInvitation, use: decline)
+        routes.on(API.Messaging.blockInviter, use: block)
     }
 
     /// The caller's id and email, and the invitation id of the path.
@@ -27,21 +27,20 @@ struct InvitationsController: RouteCollection {
     }
 
     @Sendable
-    func list(_ req: Request) async throws -> Response {
+    func list(_ req: Request) async throws -> InvitationsResponse {
         let (userID, email, _) = try await context(req)
         let invitations = try await req.store.invitations.invitations(email: email, userID: userID)
-        return try req.json(
-            InvitationsResponse(
-                invitations: invitations.map {
-                    InvitationDTO(
-                        id: $0.id, conversationID: $0.conversationID, kind: $0.kind, title: $0.title, inviterID: $0.inviterID,
-                        inviterName: $0.inviterName, inviterEmail: $0.inviterEmail, createdAt: $0.createdAt)
-                }))
+        return InvitationsResponse(
+            invitations: invitations.map {
+                InvitationDTO(
+                    id: $0.id, conversationID: $0.conversationID, kind: ConversationKind(rawValue: $0.kind), title: $0.title, inviterID: $0.inviterID,
+                    inviterName: $0.inviterName, inviterEmail: $0.inviterEmail, createdAt: $0.createdAt)
+            })
     }
 
     /// Joins the conversation: 200 with it as the new member sees it. The other members get `conversation.updated`.
     @Sendable
-    func accept(_ req: Request) async throws -> Response {
+    func accept(_ req: Request) async throws -> ConversationDTO {
         let (userID, email, invitationID) = try await context(req)
         guard let invitationID else { throw APIError.notFound("Invitation not found") }
         switch try await req.store.invitations.acceptInvitation(
@@ -58,28 +57,26 @@ struct InvitationsController: RouteCollection {
             await services.messaging.fanout.publish(
                 RealtimeEventDTO(type: "conversation.updated", conversationID: conversationID, userID: userID),
                 to: conversation.members.map(\.userID))
-            return try req.json(ConversationsController.dto(conversation))
+            return ConversationsController.dto(conversation)
         }
     }
 
     /// Drops the invitation; the inviter is not told (their next invitation is a new one).
     @Sendable
-    func decline(_ req: Request) async throws -> Response {
+    func decline(_ req: Request) async throws {
         let (_, email, invitationID) = try await context(req)
         guard let invitationID, try await req.store.invitations.declineInvitation(id: invitationID, email: email) else {
             throw APIError.notFound("Invitation not found")
         }
-        return Response(status: .noContent)
     }
 
     /// Drops the invitation and every other one from its inviter, and blocks them: their later invitations are dropped
     /// silently (they get the answer they would get otherwise).
     @Sendable
-    func block(_ req: Request) async throws -> Response {
+    func block(_ req: Request) async throws {
         let (userID, email, invitationID) = try await context(req)
         guard let invitationID,
             try await req.store.invitations.blockInviter(invitationID: invitationID, userID: userID, email: email, now: services.now())
         else { throw APIError.notFound("Invitation not found") }
-        return Response(status: .noContent)
     }
 }

@@ -13,8 +13,9 @@ struct PrivacyController: RouteCollection {
 
     func boot(routes: any RoutesBuilder) throws {
         let routes = routes.grouped(UserAuthenticator(services: services))
-        routes.get("me", "voice-data", use: export)
-        routes.delete("me", "voice-data", use: erase)
+        // The export is a download: fixed Content-Disposition and Cache-Control headers on top of the JSON.
+        routes.onResponse(API.Messaging.exportVoiceData, use: export)
+        routes.on(API.Messaging.eraseVoiceData, use: erase)
     }
 
     @Sendable
@@ -31,7 +32,7 @@ struct PrivacyController: RouteCollection {
         }
         let messages = try await req.store.messaging.voiceMessages(senderID: user.id).map {
             VoiceDataExport.VoiceMessage(
-                messageID: $0.id, conversationID: $0.conversationID, createdAt: $0.createdAt, sendMode: $0.sendMode, content: $0.content,
+                messageID: $0.id, conversationID: $0.conversationID, createdAt: $0.createdAt, sendMode: MessageSendMode(rawValue: $0.sendMode), content: $0.content,
                 transcript: $0.transcript, audioID: $0.audioID)
         }
         let voice = try await req.store.voices.voiceProfile(userID: user.id).map {
@@ -49,111 +50,13 @@ struct PrivacyController: RouteCollection {
     }
 
     @Sendable
-    func erase(_ req: Request) async throws -> Response {
+    func erase(_ req: Request) async throws -> VoiceDataErasure {
         let user = try req.user
         let erased = try await VoiceData(services: services).eraseAll(userID: user.id, store: req.store, logger: req.logger)
         req.logger.notice(
             "erased a user's voice data",
             metadata: ["recordings": .stringConvertible(erased.recordings), "cloned_voice": .stringConvertible(erased.clonedVoice)])
-        return try req.json(erased)
-    }
-}
-
-/// `GET /me/voice-data`.
-struct VoiceDataExport: Codable, Sendable {
-    struct Recording: Codable, Sendable {
-        var audioID: String
-        var createdAt: Date
-        var format: String
-        var durationSeconds: Double
-        var sizeBytes: Int
-        var expiresAt: Date?
-        var transcript: String?
-        var transcriptConfidence: Double?
-        var transcriptLanguage: String?
-        var audioURL: String
-
-        enum CodingKeys: String, CodingKey {
-            case audioID = "audio_id"
-            case createdAt = "created_at"
-            case format
-            case durationSeconds = "duration_seconds"
-            case sizeBytes = "size_bytes"
-            case expiresAt = "expires_at"
-            case transcript
-            case transcriptConfidence = "transcript_confidence"
-            case transcriptLanguage = "transcript_language"
-            case audioURL = "audio_url"
-        }
-    }
-
-    struct VoiceMessage: Codable, Sendable {
-        var messageID: String
-        var conversationID: String
-        var createdAt: Date
-        var sendMode: String
-        var content: String?
-        var transcript: String?
-        var audioID: String?
-
-        enum CodingKeys: String, CodingKey {
-            case messageID = "message_id"
-            case conversationID = "conversation_id"
-            case createdAt = "created_at"
-            case sendMode = "send_mode"
-            case content
-            case transcript
-            case audioID = "audio_id"
-        }
-    }
-
-    struct ClonedVoice: Codable, Sendable {
-        var provider: String
-        var createdAt: Date
-        var consentedAt: Date
-        var consentStatement: String
-        var script: String
-        var sampleAudioID: String?
-
-        enum CodingKeys: String, CodingKey {
-            case provider
-            case createdAt = "created_at"
-            case consentedAt = "consented_at"
-            case consentStatement = "consent_statement"
-            case script
-            case sampleAudioID = "sample_audio_id"
-        }
-    }
-
-    var exportedAt: Date
-    var profile: MessagingProfileDTO
-    var recordings: [Recording]
-    var voiceMessages: [VoiceMessage]
-    var clonedVoice: ClonedVoice?
-    var generatedSpeechInYourVoice: Int
-
-    enum CodingKeys: String, CodingKey {
-        case exportedAt = "exported_at"
-        case profile
-        case recordings
-        case voiceMessages = "voice_messages"
-        case clonedVoice = "cloned_voice"
-        case generatedSpeechInYourVoice = "generated_speech_in_your_voice"
-    }
-}
-
-/// `DELETE /me/voice-data` answer: what was erased.
-struct VoiceDataErasure: Codable, Sendable {
-    var recordings: Int
-    var transcripts: Int
-    var clonedVoice: Bool
-    var generatedSpeech: Int
-
-    enum CodingKeys: String, CodingKey {
-        case recordings
-        case transcripts
-        case clonedVoice = "cloned_voice"
-        case generatedSpeech = "generated_speech"
+        return erased
     }
 }
 

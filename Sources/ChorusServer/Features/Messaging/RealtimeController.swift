@@ -15,7 +15,8 @@ struct RealtimeController: RouteCollection {
     let typing = TypingLimiter()
 
     func boot(routes: any RoutesBuilder) throws {
-        routes.get("ws", use: connect)
+        // Authenticated in the handler (the token may come in the query: browsers cannot set headers on a WebSocket).
+        routes.on(API.Messaging.realtime, use: connect)
     }
 
     @Sendable

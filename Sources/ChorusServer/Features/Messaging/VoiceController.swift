@@ -26,20 +26,20 @@ struct VoiceController: RouteCollection {
 
     func boot(routes: any RoutesBuilder) throws {
         let authenticated = routes.grouped(UserAuthenticator(services: services))
-        authenticated.post("voice-profile", use: createProfile)
-        authenticated.get("voice-profile", use: profile)
-        authenticated.delete("voice-profile", use: deleteProfile)
-        authenticated.get("voices", "defaults", use: defaultVoices)
-        authenticated.post("messages", ":message_id", "speech", use: speech)
-        routes.get("speech", ":speech_key", use: download)
+        authenticated.on(API.Messaging.createVoiceProfile, use: createProfile)
+        authenticated.on(API.Messaging.voiceProfile, use: profile)
+        authenticated.on(API.Messaging.deleteVoiceProfile, use: deleteProfile)
+        authenticated.on(API.Messaging.defaultVoices, use: defaultVoices)
+        authenticated.on(API.Messaging.speech, use: speech)
+        routes.on(API.Messaging.speechAudio, use: download)
     }
 
     // MARK: Profile
 
     @Sendable
-    func createProfile(_ req: Request) async throws -> Response {
+    func createProfile(_ req: Request) async throws -> VoiceProfileResponse {
         let user = try req.user
-        let body = try req.decodeJSON(CreateVoiceProfileRequest.self)
+        let body = try req.body(of: API.Messaging.createVoiceProfile)
         let now = services.now()
         let account = try await VoicePrivacy.requireVoiceAllowed(userID: user.id, store: req.store, now: now)
         guard account.birthYear != nil else {
@@ -86,13 +86,13 @@ struct VoiceController: RouteCollection {
             try await VoiceData(services: services).deleteClonedVoice(previous, store: req.store, logger: req.logger)
         }
         req.logger.info("cloned a voice", metadata: ["replaced": .stringConvertible(previous != nil)])
-        return try req.json(try await profileResponse(userID: user.id, store: req.store, logger: req.logger), status: .created)
+        return try await profileResponse(userID: user.id, store: req.store, logger: req.logger)
     }
 
     @Sendable
-    func profile(_ req: Request) async throws -> Response {
+    func profile(_ req: Request) async throws -> VoiceProfileResponse {
         let user = try req.user
-        return try req.json(try await profileResponse(userID: user.id, store: req.store, logger: req.logger))
+        return try await profileResponse(userID: user.id, store: req.store, logger: req.logger)
     }
 
     private func profileResponse(userID: String, store: ChorusStore, logger: Logger) async throws -> VoiceProfileResponse {
@@ -115,22 +115,21 @@ struct VoiceController: RouteCollection {
     }
 
     @Sendable
-    func deleteProfile(_ req: Request) async throws -> Response {
+    func deleteProfile(_ req: Request) async throws {
         let user = try req.user
         guard let profile = try await req.store.voices.voiceProfile(userID: user.id) else { throw APIError.notFound("No voice profile") }
         try await VoiceData(services: services).deleteClonedVoice(profile, store: req.store, logger: req.logger)
         _ = try await req.store.voices.deleteVoiceProfile(userID: user.id)
-        return Response(status: .noContent)
     }
 
     @Sendable
-    func defaultVoices(_ req: Request) async throws -> Response {
+    func defaultVoices(_ req: Request) async throws -> VoicesResponse {
         let items = services.voices.voices.map {
             VoiceDTO(
                 id: $0.id, displayName: $0.displayName, gender: $0.gender.rawValue, accent: $0.accent.rawValue,
                 personality: $0.personality.rawValue, description: $0.description)
         }
-        return try req.json(VoicesResponse(voices: items))
+        return VoicesResponse(voices: items)
     }
 
     // MARK: Speech
@@ -154,7 +153,7 @@ struct VoiceController: RouteCollection {
     }
 
     @Sendable
-    func speech(_ req: Request) async throws -> Response {
+    func speech(_ req: Request) async throws -> SpeechResponse {
         let user = try req.user
         guard let id = req.parameters.get("message_id"), let message = try await req.store.messaging.message(id: id, viewer: user.id) else {
             throw APIError.notFound("Message not found")
@@ -166,10 +165,9 @@ struct VoiceController: RouteCollection {
             throw APIError.notFound("Message not found")
         }
         let (entry, cached) = try await messaging.speech.speech(plan, requester: user.id, store: req.store, logger: req.logger)
-        return try req.json(
-            SpeechResponse(
-                audioURL: services.speechURL(key: entry.key, now: services.now()), contentType: entry.contentType ?? "audio/mpeg",
-                voice: plan.voiceKind, cached: cached))
+        return SpeechResponse(
+            audioURL: services.speechURL(key: entry.key, now: services.now()), contentType: entry.contentType ?? "audio/mpeg",
+            voice: SpeechVoiceKind(rawValue: plan.voiceKind), cached: cached)
     }
 
     @Sendable

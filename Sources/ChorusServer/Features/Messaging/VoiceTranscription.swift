@@ -48,7 +48,7 @@ struct VoiceTranscription {
             {
                 return (
                     TranscriptionResponse(
-                        transcript: text, confidence: stored.confidence, confidenceLabel: stored.label, language: stored.language,
+                        transcript: text, confidence: stored.confidence, confidenceLabel: stored.label.map(ConfidenceLabel.init(rawValue:)), language: stored.language,
                         durationSeconds: Double(record.durationMs) / 1000), .zero
                 )
             }
@@ -130,7 +130,8 @@ struct VoiceTranscription {
             label: assessment.label?.rawValue, language: transcription.language ?? language)
         return (
             TranscriptionResponse(
-                transcript: assessment.text, confidence: assessment.confidence, confidenceLabel: assessment.label?.rawValue,
+                transcript: assessment.text, confidence: assessment.confidence,
+                confidenceLabel: assessment.label.map { ConfidenceLabel(rawValue: $0.rawValue) },
                 language: transcription.language ?? language, durationSeconds: seconds), provider
         )
     }
