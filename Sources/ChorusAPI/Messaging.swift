@@ -5,13 +5,13 @@ import Foundation
 /// `POST /conversations` body.
 public struct CreateConversationRequest: Codable, Sendable, Equatable {
     /// `direct` (exactly one other member) or `group`.
-    public var kind: String
+    public var kind: ConversationKind
     /// The group's name (required for groups, ignored for direct conversations), 1–100 characters.
     public var title: String?
     /// The other members, by the email they registered with (1 for direct, 1–49 for groups).
     public var memberEmails: [String]
 
-    public init(kind: String, title: String? = nil, memberEmails: [String]) {
+    public init(kind: ConversationKind, title: String? = nil, memberEmails: [String]) {
         self.kind = kind
         self.title = title
         self.memberEmails = memberEmails
@@ -25,14 +25,17 @@ public struct CreateConversationRequest: Codable, Sendable, Equatable {
 }
 
 /// A member of a conversation.
-public struct ConversationMemberDTO: Codable, Sendable, Equatable {
+public struct ConversationMemberDTO: Codable, Sendable, Hashable, Identifiable {
     public var userID: String
     public var displayName: String
     /// `owner` (created the conversation; may remove members) or `member`.
-    public var role: String
+    public var role: ConversationRole
     public var joinedAt: Date
 
-    public init(userID: String, displayName: String, role: String, joinedAt: Date) {
+    /// The member's account id, ``userID``.
+    public var id: String { userID }
+
+    public init(userID: String, displayName: String, role: ConversationRole, joinedAt: Date) {
         self.userID = userID
         self.displayName = displayName
         self.role = role
@@ -48,9 +51,9 @@ public struct ConversationMemberDTO: Codable, Sendable, Equatable {
 }
 
 /// A conversation as one member sees it.
-public struct ConversationDTO: Codable, Sendable, Equatable {
+public struct ConversationDTO: Codable, Sendable, Hashable, Identifiable {
     public var id: String
-    public var kind: String
+    public var kind: ConversationKind
     public var title: String?
     public var members: [ConversationMemberDTO]
     public var createdAt: Date
@@ -63,7 +66,7 @@ public struct ConversationDTO: Codable, Sendable, Equatable {
     public var hasUrgent: Bool
 
     public init(
-        id: String, kind: String, title: String?, members: [ConversationMemberDTO], createdAt: Date, lastMessageAt: Date?,
+        id: String, kind: ConversationKind, title: String?, members: [ConversationMemberDTO], createdAt: Date, lastMessageAt: Date?,
         unreadCount: Int, unheardVoiceCount: Int, hasUrgent: Bool
     ) {
         self.id = id
@@ -118,11 +121,11 @@ public struct AddMembersRequest: Codable, Sendable, Equatable {
 
 /// An invitation to a conversation waiting for the signed-in user's answer (`GET /invitations`): until they accept it
 /// they receive none of its messages and nobody there sees their presence.
-public struct InvitationDTO: Codable, Sendable, Equatable {
+public struct InvitationDTO: Codable, Sendable, Hashable, Identifiable {
     public var id: String
     public var conversationID: String
     /// `direct` or `group`.
-    public var kind: String
+    public var kind: ConversationKind
     /// The group's name (`null` for a direct conversation).
     public var title: String?
     public var inviterID: String
@@ -131,7 +134,7 @@ public struct InvitationDTO: Codable, Sendable, Equatable {
     public var createdAt: Date
 
     public init(
-        id: String, conversationID: String, kind: String, title: String?, inviterID: String, inviterName: String, inviterEmail: String,
+        id: String, conversationID: String, kind: ConversationKind, title: String?, inviterID: String, inviterName: String, inviterEmail: String,
         createdAt: Date
     ) {
         self.id = id
@@ -177,7 +180,7 @@ public struct SendMessageRequest: Codable, Sendable, Equatable {
     /// A client-generated id (UUID recommended, ≤ 64 characters): sending again with the same id returns the
     /// message already created instead of a duplicate (the app's offline queue retries safely).
     public var clientMessageID: String
-    public var sendMode: String
+    public var sendMode: MessageSendMode
     /// The text (text messages), or the transcript as the sender reviewed and corrected it (voice messages).
     public var content: String?
     /// The recording, for `audio` and `both`.
@@ -185,7 +188,7 @@ public struct SendMessageRequest: Codable, Sendable, Equatable {
     /// Flag the message urgent; when absent the server decides (summary model or keyword policy).
     public var urgent: Bool?
 
-    public init(clientMessageID: String, sendMode: String, content: String? = nil, audioID: String? = nil, urgent: Bool? = nil) {
+    public init(clientMessageID: String, sendMode: MessageSendMode, content: String? = nil, audioID: String? = nil, urgent: Bool? = nil) {
         self.clientMessageID = clientMessageID
         self.sendMode = sendMode
         self.content = content
@@ -222,7 +225,7 @@ public struct MessageDTO: Codable, Sendable, Equatable {
     public var senderID: String
     public var senderName: String
     public var clientMessageID: String?
-    public var sendMode: String
+    public var sendMode: MessageSendMode
     /// The text, or the voice message's reviewed transcript when sent as `both`; `null` once deleted.
     public var content: String?
     /// A short-lived signed URL of the recording (fetch it without the bearer token; supports `Range`).
@@ -233,19 +236,19 @@ public struct MessageDTO: Codable, Sendable, Equatable {
     /// 0–1, when the speech model reports its certainty.
     public var transcriptionConfidence: Double?
     /// `good`, `fair` or `poor`.
-    public var transcriptionConfidenceLabel: String?
+    public var transcriptionConfidenceLabel: ConfidenceLabel?
     public var urgent: Bool
     /// Why it is urgent: `medical`, `schedule`, `safety`, `sender` (flagged by the sender).
-    public var urgentReasons: [String]
+    public var urgentReasons: [UrgentReason]
     public var starred: Bool
     public var createdAt: Date
     public var editedAt: Date?
     public var deletedAt: Date?
 
     public init(
-        id: String, conversationID: String, senderID: String, senderName: String, clientMessageID: String?, sendMode: String,
+        id: String, conversationID: String, senderID: String, senderName: String, clientMessageID: String?, sendMode: MessageSendMode,
         content: String?, audioURL: String?, audioDuration: Double?, transcript: String?, transcriptionConfidence: Double?,
-        transcriptionConfidenceLabel: String?, urgent: Bool, urgentReasons: [String], starred: Bool, createdAt: Date,
+        transcriptionConfidenceLabel: ConfidenceLabel?, urgent: Bool, urgentReasons: [UrgentReason], starred: Bool, createdAt: Date,
         editedAt: Date?, deletedAt: Date?
     ) {
         self.id = id
@@ -388,11 +391,11 @@ public struct TranscriptionResponse: Codable, Sendable, Equatable {
     /// `null` when the configured model reports neither certainty nor languages.
     public var confidence: Double?
     /// `good`, `fair`, `poor`, or `null` with `confidence`.
-    public var confidenceLabel: String?
+    public var confidenceLabel: ConfidenceLabel?
     public var language: String?
     public var durationSeconds: Double
 
-    public init(transcript: String, confidence: Double?, confidenceLabel: String?, language: String?, durationSeconds: Double) {
+    public init(transcript: String, confidence: Double?, confidenceLabel: ConfidenceLabel?, language: String?, durationSeconds: Double) {
         self.transcript = transcript
         self.confidence = confidence
         self.confidenceLabel = confidenceLabel
@@ -474,7 +477,7 @@ public struct RealtimeClientEventDTO: Codable, Sendable, Equatable {
 
 /// `GET /me/profile` answer and `PUT /me/profile` body (every member optional when updating): what voice messages
 /// need to know about the account.
-public struct MessagingProfileDTO: Codable, Sendable, Equatable {
+public struct MessagingProfileDTO: Codable, Sendable, Hashable {
     /// The name other members see (default: the part of the email before `@`), 1–60 characters.
     public var displayName: String?
     /// Needed for voice cloning (18+) and to store any voice data (13+).
@@ -531,7 +534,7 @@ public struct CreateVoiceProfileRequest: Codable, Sendable, Equatable {
 /// `GET /voice-profile` (and `POST`) answer.
 public struct VoiceProfileResponse: Codable, Sendable, Equatable {
     /// `ready` (messages can be played in the cloned voice) or `none` (the default voice is used).
-    public var status: String
+    public var status: VoiceProfileStatus
     public var createdAt: Date?
     public var consentedAt: Date?
     /// The consent statement the user agreed to.
@@ -543,7 +546,7 @@ public struct VoiceProfileResponse: Codable, Sendable, Equatable {
     public var defaultVoice: String
 
     public init(
-        status: String, createdAt: Date?, consentedAt: Date?, consentStatement: String?, script: String?, previewURL: String?,
+        status: VoiceProfileStatus, createdAt: Date?, consentedAt: Date?, consentStatement: String?, script: String?, previewURL: String?,
         defaultVoice: String
     ) {
         self.status = status
@@ -572,11 +575,11 @@ public struct SpeechResponse: Codable, Sendable, Equatable {
     public var audioURL: String
     public var contentType: String
     /// `cloned` (the sender's own voice) or `default` (their chosen default voice).
-    public var voice: String
+    public var voice: SpeechVoiceKind
     /// Served from the cache (no new generation).
     public var cached: Bool
 
-    public init(audioURL: String, contentType: String, voice: String, cached: Bool) {
+    public init(audioURL: String, contentType: String, voice: SpeechVoiceKind, cached: Bool) {
         self.audioURL = audioURL
         self.contentType = contentType
         self.voice = voice
@@ -608,7 +611,7 @@ public struct SummaryRequest: Codable, Sendable, Equatable {
 }
 
 /// One action item of a summary: who does what, by when.
-public struct SummaryActionItemDTO: Codable, Sendable, Equatable {
+public struct SummaryActionItemDTO: Codable, Sendable, Hashable {
     public var owner: String
     public var task: String
     public var due: String?
@@ -627,7 +630,7 @@ public struct SummaryActionItemDTO: Codable, Sendable, Equatable {
 }
 
 /// One date a summary mentions.
-public struct SummaryDateDTO: Codable, Sendable, Equatable {
+public struct SummaryDateDTO: Codable, Sendable, Hashable {
     public var date: String
     public var what: String
 
@@ -755,13 +758,13 @@ public struct PlaybackResponse: Codable, Sendable, Equatable {
 /// summary of the day's messages delivered in the morning (07:00) or evening (19:00) of their time zone.
 public struct DigestSubscriptionDTO: Codable, Sendable, Equatable {
     /// `morning`, `evening` or `off`.
-    public var schedule: String
+    public var schedule: DigestSchedule
     /// An IANA time zone such as `America/New_York` (default `UTC`).
     public var timeZone: String?
     /// When the next digest is due (absent when off).
     public var nextDigestAt: Date?
 
-    public init(schedule: String, timeZone: String? = nil, nextDigestAt: Date? = nil) {
+    public init(schedule: DigestSchedule, timeZone: String? = nil, nextDigestAt: Date? = nil) {
         self.schedule = schedule
         self.timeZone = timeZone
         self.nextDigestAt = nextDigestAt

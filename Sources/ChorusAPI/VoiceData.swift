@@ -67,7 +67,7 @@ public struct VoiceDataExport: Codable, Sendable, Equatable {
         /// When it was sent.
         public var createdAt: Date
         /// `audio` or `both`.
-        public var sendMode: String
+        public var sendMode: MessageSendMode
         /// The reviewed transcript sent with it.
         public var content: String?
         /// The machine transcript.
@@ -76,7 +76,7 @@ public struct VoiceDataExport: Codable, Sendable, Equatable {
         public var audioID: String?
 
         public init(
-            messageID: String, conversationID: String, createdAt: Date, sendMode: String, content: String?, transcript: String?,
+            messageID: String, conversationID: String, createdAt: Date, sendMode: MessageSendMode, content: String?, transcript: String?,
             audioID: String?
         ) {
             self.messageID = messageID

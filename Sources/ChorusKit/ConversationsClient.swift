@@ -11,14 +11,14 @@ public struct ConversationsClient: Sendable {
 
     /// The user's conversations, most recently active first, each with its unread and unheard counts.
     public func list() async throws -> [Conversation] {
-        try await session.send(API.Messaging.conversations.request()).conversations.map(Conversation.init)
+        try await session.send(API.Messaging.conversations.request()).conversations
     }
 
     /// One conversation.
     ///
     /// - Throws: ``ChorusError/notFound`` when it does not exist or the user is not a member.
     public func conversation(id: String) async throws -> Conversation {
-        Conversation(try await session.send(API.Messaging.conversation.request(id)))
+        try await session.send(API.Messaging.conversation.request(id))
     }
 
     /// The direct conversation with the person at `email`, started if there is none yet: there is one per pair of
@@ -32,9 +32,9 @@ public struct ConversationsClient: Sendable {
     /// - Parameter email: the other person's email (matched case-insensitively).
     /// - Throws: ``ChorusError/validation(_:)`` (field `member_emails`) for an invalid email or the user's own.
     public func createDirect(with email: String) async throws -> Conversation {
-        var request = try API.Messaging.createConversation.request(json: CreateConversationRequest(kind: "direct", memberEmails: [email]))
+        var request = try API.Messaging.createConversation.request(json: CreateConversationRequest(kind: .direct, memberEmails: [email]))
         request.request.idempotent = true  // the server returns the pair's existing conversation
-        return Conversation(try await session.send(request))
+        return try await session.send(request)
     }
 
     /// Starts a group with the user as its owner and invites the others: each appears in ``Conversation/members`` once
@@ -48,8 +48,8 @@ public struct ConversationsClient: Sendable {
     ///   - memberEmails: the people to invite (1–49), by email; whether an account uses it yet makes no difference.
     /// - Throws: ``ChorusError/validation(_:)`` for a missing title, too many members, or an invalid email.
     public func createGroup(title: String, memberEmails: [String]) async throws -> Conversation {
-        let body = CreateConversationRequest(kind: "group", title: title, memberEmails: memberEmails)
-        return Conversation(try await session.send(try API.Messaging.createConversation.request(json: body)))
+        let body = CreateConversationRequest(kind: .group, title: title, memberEmails: memberEmails)
+        return try await session.send(try API.Messaging.createConversation.request(json: body))
     }
 
     /// Invites people to a group; those already in it or invited are left as they are. They join when they accept.
@@ -64,7 +64,7 @@ public struct ConversationsClient: Sendable {
     public func addMembers(emails: [String], to conversationID: String) async throws -> Conversation {
         var request = try API.Messaging.addMembers.request(conversationID, json: AddMembersRequest(memberEmails: emails))
         request.request.idempotent = true  // adding someone already in the group changes nothing
-        return Conversation(try await session.send(request))
+        return try await session.send(request)
     }
 
     /// Removes a member from a group (the owner only), or the user themselves from any conversation.
@@ -91,7 +91,7 @@ public struct ConversationsClient: Sendable {
     /// The invitations waiting for the user's answer, newest first. An `invitation.created` realtime event
     /// announces a new one.
     public func invitations() async throws -> [ConversationInvitation] {
-        try await session.send(API.Messaging.invitations.request()).invitations.map(ConversationInvitation.init)
+        try await session.send(API.Messaging.invitations.request()).invitations
     }
 
     /// Accepts an invitation: the user joins the conversation.
@@ -101,7 +101,7 @@ public struct ConversationsClient: Sendable {
     /// - Throws: ``ChorusError/notFound`` when the user has no such invitation (declined, already accepted, or never
     ///   theirs); ``ChorusError/api(status:detail:)`` (409) when the group already has 50 members.
     public func accept(_ invitationID: String) async throws -> Conversation {
-        Conversation(try await session.send(API.Messaging.acceptInvitation.request(invitationID)))
+        try await session.send(API.Messaging.acceptInvitation.request(invitationID))
     }
 
     /// Declines an invitation; the inviter is not told.
@@ -130,7 +130,7 @@ public struct ConversationsClient: Sendable {
     public func markRead(_ conversationID: String, upTo messageID: String? = nil) async throws -> Conversation {
         var request = try API.Messaging.markRead.request(conversationID, json: MarkReadRequest(upToMessageID: messageID))
         request.request.idempotent = true  // marking read twice changes nothing
-        return Conversation(try await session.send(request))
+        return try await session.send(request)
     }
 
     // MARK: Conversation audio
@@ -228,7 +228,7 @@ public struct ConversationsClient: Sendable {
     ) async throws
         -> DigestSubscription
     {
-        let body = DigestSubscriptionDTO(schedule: schedule.rawValue, timeZone: timeZone.identifier)
+        let body = DigestSubscriptionDTO(schedule: schedule, timeZone: timeZone.identifier)
         return DigestSubscription(try await session.send(try API.Messaging.setDigest.request(conversationID, json: body)))
     }
 }

@@ -81,7 +81,7 @@ public struct MessagesClient: Sendable {
         text: String, to conversationID: String, urgent: Bool? = nil, clientMessageID: String = UUID().uuidString.lowercased()
     ) async throws -> Message {
         try await send(
-            SendMessageRequest(clientMessageID: clientMessageID, sendMode: "text", content: text, urgent: urgent), to: conversationID)
+            SendMessageRequest(clientMessageID: clientMessageID, sendMode: .text, content: text, urgent: urgent), to: conversationID)
     }
 
     /// Sends a voice message: a recording uploaded with ``VoiceClient/upload(file:format:longForm:)``, with the
@@ -109,7 +109,7 @@ public struct MessagesClient: Sendable {
         clientMessageID: String = UUID().uuidString.lowercased()
     ) async throws -> Message {
         let body = SendMessageRequest(
-            clientMessageID: clientMessageID, sendMode: mode.rawValue, content: mode == .audio ? nil : transcript, audioID: audioID,
+            clientMessageID: clientMessageID, sendMode: mode, content: mode == .audio ? nil : transcript, audioID: audioID,
             urgent: urgent)
         return try await send(body, to: conversationID)
     }

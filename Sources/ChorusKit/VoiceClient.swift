@@ -33,7 +33,7 @@ public struct VoiceClient: Sendable {
 
     /// The account's messaging profile: display name, birth year, retention and whether voice features are on.
     public func profile() async throws -> MessagingProfile {
-        MessagingProfile(try await session.send(API.Messaging.profile.request()))
+        try await session.send(API.Messaging.profile.request())
     }
 
     /// Changes the given settings of the messaging profile and leaves the others (`nil`) as they are.
@@ -54,7 +54,7 @@ public struct VoiceClient: Sendable {
         let body = MessagingProfileDTO(
             displayName: displayName, birthYear: birthYear, retentionDays: retentionDays, voiceFeaturesEnabled: voiceFeaturesEnabled,
             defaultVoice: defaultVoice)
-        return MessagingProfile(try await session.send(try API.Messaging.updateProfile.request(json: body)))
+        return try await session.send(try API.Messaging.updateProfile.request(json: body))
     }
 
     // MARK: Recordings

@@ -5,7 +5,9 @@ import Testing
 /// The messaging models built from the wire format: unknown values survive, realtime events map to cases.
 @Suite("ChorusKit messaging models")
 struct MessagingModelTests {
-    static func dto(sendMode: String = "both", label: String? = "fair", reasons: [String] = ["medical", "weather"]) -> MessageDTO {
+    static func dto(
+        sendMode: MessageSendMode = "both", label: ConfidenceLabel? = "fair", reasons: [UrgentReason] = ["medical", "weather"]
+    ) -> MessageDTO {
         MessageDTO(
             id: "m1", conversationID: "c1", senderID: "u1", senderName: "Alice", clientMessageID: "k1", sendMode: sendMode,
             content: "Take the pills", audioURL: "http://127.0.0.1:8080/audio/a1b2?expires=1700000000&signature=ab", audioDuration: 3.5,
@@ -17,13 +19,13 @@ struct MessagingModelTests {
     func message() {
         let message = Message(Self.dto())
         #expect(message.sendMode == .both && message.confidenceLabel == .fair)
-        #expect(message.urgentReasons == [.medical, .unknown("weather")] && message.isUrgent)
+        #expect(message.urgentReasons == [.medical, "weather"] && message.isUrgent)
         #expect(message.audioID == "a1b2" && message.hasAudio && !message.isDeleted)
         #expect(message.audioDuration == 3.5)
 
         let future = Message(Self.dto(sendMode: "video", label: "excellent"))
-        #expect(future.sendMode == .unknown("video") && future.sendMode.rawValue == "video")
-        #expect(future.confidenceLabel == .unknown("excellent"))
+        #expect(future.sendMode == "video" && future.sendMode.rawValue == "video" && !future.sendMode.isKnown)
+        #expect(future.confidenceLabel == "excellent" && future.confidenceLabel?.isKnown == false)
 
         var textOnly = Self.dto(sendMode: "text", label: nil, reasons: [])
         textOnly.audioURL = nil
@@ -80,7 +82,7 @@ struct MessagingModelTests {
         #expect(MessagingEvent(RealtimeEventDTO(type: "summary.ready", conversationID: "c1")) == .unknown("summary.ready"))
     }
 
-    @Test("conversations: kinds and roles, unknown values kept")
+    @Test("conversations are the wire format: kinds and roles, unknown values kept")
     func conversation() {
         let joined = Date(timeIntervalSince1970: 1_700_000_000)
         let dto = ConversationDTO(
@@ -89,9 +91,9 @@ struct MessagingModelTests {
                 ConversationMemberDTO(userID: "u1", displayName: "Alice", role: "owner", joinedAt: joined),
                 ConversationMemberDTO(userID: "u2", displayName: "Bob", role: "moderator", joinedAt: joined),
             ], createdAt: joined, lastMessageAt: nil, unreadCount: 2, unheardVoiceCount: 1, hasUrgent: true)
-        let conversation = Conversation(dto)
-        #expect(conversation.kind == .unknown("broadcast"))
-        #expect(conversation.members.map(\.role) == [.owner, .unknown("moderator")])
+        let conversation: Conversation = dto
+        #expect(conversation.kind == "broadcast" && !conversation.kind.isKnown)
+        #expect(conversation.members.map(\.role) == [.owner, "moderator"])
         #expect(conversation.members.map(\.id) == ["u1", "u2"])
         #expect(conversation.unreadCount == 2 && conversation.unheardVoiceCount == 1 && conversation.hasUrgent)
     }

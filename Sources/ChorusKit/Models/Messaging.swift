@@ -1,283 +1,42 @@
 import ChorusAPI
 import Foundation
 
-/// A conversation as the signed-in member sees it (`GET /conversations`), from ``ConversationsClient``.
-public struct Conversation: Sendable, Hashable, Identifiable {
-    /// What kind of conversation it is.
-    public enum Kind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// Two people (`direct`); there is at most one per pair, and members cannot be added.
-        case direct
-        /// A named group of up to 50 members (`group`).
-        case group
-        /// A kind this version of the SDK does not know.
-        case unknown(String)
+/// A conversation as the signed-in member sees it (`GET /conversations`), from ``ConversationsClient``: the wire
+/// format itself. Its ``ConversationDTO/kind`` is direct or group; ``ConversationDTO/members`` include the signed-in
+/// user; ``ConversationDTO/unreadCount`` and ``ConversationDTO/unheardVoiceCount`` count what others sent that the user
+/// has not read (see ``ConversationsClient/markRead(_:upTo:)``) or played (see ``MessagesClient/markHeard(_:)``).
+public typealias Conversation = ConversationDTO
 
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "direct": self = .direct
-            case "group": self = .group
-            default: self = .unknown(rawValue)
-            }
-        }
+/// A member of a ``Conversation``: their account id (``AuthClient/accountID`` of that user, lowercased), the name to
+/// show, their role (owner or member) and when they joined.
+public typealias ConversationMember = ConversationMemberDTO
 
-        /// The server's value, e.g. `group`.
-        public var rawValue: String {
-            switch self {
-            case .direct: "direct"
-            case .group: "group"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
-
-    /// The conversation's id.
-    public var id: String
-    /// Direct or group.
-    public var kind: Kind
-    /// The group's name; `nil` for direct conversations (show the other member's ``ConversationMember/displayName``).
-    public var title: String?
-    /// Everyone in the conversation, the signed-in user included.
-    public var members: [ConversationMember]
-    /// When the conversation was started.
-    public var createdAt: Date
-    /// When the last message was sent, if any: conversations are listed most recently active first.
-    public var lastMessageAt: Date?
-    /// Messages from others the user has not read yet (see ``ConversationsClient/markRead(_:upTo:)``).
-    public var unreadCount: Int
-    /// Voice messages from others the user has not played yet (see ``MessagesClient/markHeard(_:)``).
-    public var unheardVoiceCount: Int
-    /// Whether an unread urgent message from someone else is waiting: show it prominently.
-    public var hasUrgent: Bool
-
-    /// Converts the wire format.
-    public init(_ dto: ConversationDTO) {
-        id = dto.id
-        kind = Kind(rawValue: dto.kind)
-        title = dto.title
-        members = dto.members.map(ConversationMember.init)
-        createdAt = dto.createdAt
-        lastMessageAt = dto.lastMessageAt
-        unreadCount = dto.unreadCount
-        unheardVoiceCount = dto.unheardVoiceCount
-        hasUrgent = dto.hasUrgent
-    }
-}
-
-/// A member of a ``Conversation``.
-public struct ConversationMember: Sendable, Hashable, Identifiable {
-    /// What the member may do.
-    public enum Role: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// Started the conversation; in a group, may remove other members (`owner`).
-        case owner
-        /// `member`
-        case member
-        /// A role this version of the SDK does not know.
-        case unknown(String)
-
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "owner": self = .owner
-            case "member": self = .member
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value, e.g. `owner`.
-        public var rawValue: String {
-            switch self {
-            case .owner: "owner"
-            case .member: "member"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
-
-    /// The member's account id (``AuthClient/accountID`` of that user, lowercased).
-    public var userID: String
-    /// The name to show (see ``MessagingProfile/displayName``).
-    public var displayName: String
-    /// Owner or member.
-    public var role: Role
-    /// When they joined.
-    public var joinedAt: Date
-
-    /// The member's account id, ``userID``.
-    public var id: String { userID }
-
-    /// Converts the wire format.
-    public init(_ dto: ConversationMemberDTO) {
-        userID = dto.userID
-        displayName = dto.displayName
-        role = Role(rawValue: dto.role)
-        joinedAt = dto.joinedAt
-    }
-}
-
-/// An invitation to a conversation waiting for the signed-in user's answer, from ``ConversationsClient/invitations()``.
+/// An invitation to a conversation waiting for the signed-in user's answer, from ``ConversationsClient/invitations()``:
+/// answer it with ``ConversationsClient/accept(_:)``, ``ConversationsClient/decline(_:)`` or
+/// ``ConversationsClient/blockInviter(of:)``. The inviter's display name is chosen by them: show their email too.
 ///
 /// Until the user accepts it they are not a member: they receive none of the conversation's messages and nobody there
 /// sees their presence or typing.
-public struct ConversationInvitation: Sendable, Hashable, Identifiable {
-    /// The invitation's id, for ``ConversationsClient/accept(_:)``, ``ConversationsClient/decline(_:)`` and
-    /// ``ConversationsClient/blockInviter(of:)``.
-    public var id: String
-    /// The conversation the user would join.
-    public var conversationID: String
-    /// Direct or group.
-    public var kind: Conversation.Kind
-    /// The group's name; `nil` for a direct conversation.
-    public var title: String?
-    /// The account id of who invited the user.
-    public var inviterID: String
-    /// The inviter's display name (chosen by them: show ``inviterEmail`` too).
-    public var inviterName: String
-    /// The email the inviter registered with.
-    public var inviterEmail: String
-    /// When the invitation was made.
-    public var createdAt: Date
+public typealias ConversationInvitation = InvitationDTO
 
-    /// Converts the wire format.
-    public init(_ dto: InvitationDTO) {
-        id = dto.id
-        conversationID = dto.conversationID
-        kind = Conversation.Kind(rawValue: dto.kind)
-        title = dto.title
-        inviterID = dto.inviterID
-        inviterName = dto.inviterName
-        inviterEmail = dto.inviterEmail
-        createdAt = dto.createdAt
-    }
+extension ConversationDTO {
+    /// Direct or group.
+    public typealias Kind = ConversationKind
+}
+
+extension ConversationMemberDTO {
+    /// Owner or member.
+    public typealias Role = ConversationRole
 }
 
 /// A message of a conversation: text, a voice message, or both, from ``MessagesClient``.
 public struct Message: Sendable, Hashable, Identifiable {
-    /// What the recipients get.
-    public enum SendMode: RawRepresentable, Sendable, Hashable, CustomStringConvertible, Codable {
-        /// Text only: ``Message/content`` (`text`).
-        case text
-        /// The recording only (`audio`); ``Message/transcript`` fills in once the server has transcribed it.
-        case audio
-        /// The recording and the transcript as the sender reviewed it, in ``Message/content`` (`both`).
-        case both
-        /// A mode this version of the SDK does not know.
-        case unknown(String)
-
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "text": self = .text
-            case "audio": self = .audio
-            case "both": self = .both
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value, e.g. `both`.
-        public var rawValue: String {
-            switch self {
-            case .text: "text"
-            case .audio: "audio"
-            case .both: "both"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-
-        /// Decodes the server's value (a string).
-        public init(from decoder: any Decoder) throws {
-            self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
-        }
-
-        /// Encodes ``rawValue``.
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(rawValue)
-        }
-    }
-
-    /// How sure the speech model was of a transcript, in words fit for the UI.
-    public enum ConfidenceLabel: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// The transcript can be trusted (`good`).
-        case good
-        /// Some words may be wrong (`fair`): suggest reviewing it.
-        case fair
-        /// Probably wrong, or no speech was heard (`poor`): ask the sender to review it or send audio only.
-        case poor
-        /// A label this version of the SDK does not know.
-        case unknown(String)
-
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "good": self = .good
-            case "fair": self = .fair
-            case "poor": self = .poor
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value, e.g. `fair`.
-        public var rawValue: String {
-            switch self {
-            case .good: "good"
-            case .fair: "fair"
-            case .poor: "poor"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
-
-    /// Why a message is urgent.
-    public enum UrgentReason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// Health: symptoms, medication, a hospital (`medical`).
-        case medical
-        /// A changed time or place (`schedule`).
-        case schedule
-        /// Someone's safety (`safety`).
-        case safety
-        /// The sender flagged it urgent (`sender`).
-        case sender
-        /// A reason this version of the SDK does not know.
-        case unknown(String)
-
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "medical": self = .medical
-            case "schedule": self = .schedule
-            case "safety": self = .safety
-            case "sender": self = .sender
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value, e.g. `medical`.
-        public var rawValue: String {
-            switch self {
-            case .medical: "medical"
-            case .schedule: "schedule"
-            case .safety: "safety"
-            case .sender: "sender"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
+    /// What the recipients get: text, audio, or both.
+    public typealias SendMode = MessageSendMode
+    /// How sure the speech model was of a transcript, in words fit for the UI: good, fair or poor.
+    public typealias ConfidenceLabel = ChorusAPI.ConfidenceLabel
+    /// Why a message is urgent: medical, schedule, safety, or flagged by the sender.
+    public typealias UrgentReason = ChorusAPI.UrgentReason
 
     /// The message's id.
     public var id: String
@@ -339,15 +98,15 @@ public struct Message: Sendable, Hashable, Identifiable {
         senderID = dto.senderID
         senderName = dto.senderName
         clientMessageID = dto.clientMessageID
-        sendMode = SendMode(rawValue: dto.sendMode)
+        sendMode = dto.sendMode
         content = dto.content
         audioURL = dto.audioURL.flatMap(URL.init(string:))
         audioDuration = dto.audioDuration
         transcript = dto.transcript
         transcriptionConfidence = dto.transcriptionConfidence
-        confidenceLabel = dto.transcriptionConfidenceLabel.map(ConfidenceLabel.init(rawValue:))
+        confidenceLabel = dto.transcriptionConfidenceLabel
         isUrgent = dto.urgent
-        urgentReasons = dto.urgentReasons.map(UrgentReason.init(rawValue:))
+        urgentReasons = dto.urgentReasons
         isStarred = dto.starred
         createdAt = dto.createdAt
         editedAt = dto.editedAt
@@ -494,34 +253,17 @@ public struct Transcript: Sendable, Hashable {
     public init(_ dto: TranscriptionResponse) {
         text = dto.transcript
         confidence = dto.confidence
-        confidenceLabel = dto.confidenceLabel.map(Message.ConfidenceLabel.init(rawValue:))
+        confidenceLabel = dto.confidenceLabel
         language = dto.language
         duration = dto.durationSeconds
     }
 }
 
-/// What voice messages need to know about the account (`GET /me/profile`), from ``VoiceClient/profile()``.
-public struct MessagingProfile: Sendable, Hashable {
-    /// The name other members see, 1–60 characters (by default the part of the email before `@`).
-    public var displayName: String?
-    /// The year of birth: voice data is stored only for users of 13 and older, voice cloning needs 18.
-    public var birthYear: Int?
-    /// How many days recordings are kept (1–365); starred messages are kept.
-    public var retentionDays: Int?
-    /// Whether voice features are on; `false` means no recordings, transcripts, cloning or generated speech.
-    public var voiceFeaturesEnabled: Bool?
-    /// The voice used for generated speech when the user has no cloned voice.
-    public var defaultVoice: String?
-
-    /// Converts the wire format.
-    public init(_ dto: MessagingProfileDTO) {
-        displayName = dto.displayName
-        birthYear = dto.birthYear
-        retentionDays = dto.retentionDays
-        voiceFeaturesEnabled = dto.voiceFeaturesEnabled
-        defaultVoice = dto.defaultVoice
-    }
-}
+/// What voice messages need to know about the account (`GET /me/profile`), from ``VoiceClient/profile()``: the wire
+/// format itself, every member optional (the display name other members see, the birth year — voice data is stored
+/// only for users of 13 and older, voice cloning needs 18 —, how many days recordings are kept, whether voice features
+/// are on, the default voice for generated speech).
+public typealias MessagingProfile = MessagingProfileDTO
 
 /// Something that happened in the user's conversations or calls, pushed over the realtime connection (`GET /ws`),
 /// from ``VoiceClient/events()`` or ``MessagingConnection/events``.
@@ -598,36 +340,8 @@ public enum MessagingEvent: Sendable, Hashable {
 /// The user's cloned voice (`GET /voice-profile`), from ``VoiceClient/voiceProfile()``: whether their messages are
 /// spoken in their own voice, and the voice used otherwise.
 public struct VoiceProfile: Sendable, Hashable {
-    /// Whether a cloned voice exists.
-    public enum Status: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// Messages are spoken in the user's cloned voice (`ready`).
-        case ready
-        /// No cloned voice: messages are spoken in ``VoiceProfile/defaultVoice`` (`none`).
-        case none
-        /// A status this version of the SDK does not know.
-        case unknown(String)
-
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "ready": self = .ready
-            case "none": self = .none
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value, e.g. `ready`.
-        public var rawValue: String {
-            switch self {
-            case .ready: "ready"
-            case .none: "none"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
+    /// Whether a cloned voice exists: ready or none.
+    public typealias Status = VoiceProfileStatus
 
     /// Whether the cloned voice is ready.
     public var status: Status
@@ -650,7 +364,7 @@ public struct VoiceProfile: Sendable, Hashable {
 
     /// Converts the wire format.
     public init(_ dto: VoiceProfileResponse) {
-        status = Status(rawValue: dto.status)
+        status = dto.status
         createdAt = dto.createdAt
         consentedAt = dto.consentedAt
         consentStatement = dto.consentStatement
@@ -662,36 +376,8 @@ public struct VoiceProfile: Sendable, Hashable {
 
 /// A message spoken in its sender's voice (`POST /messages/{id}/speech`), from ``MessagesClient/speech(for:)``.
 public struct Speech: Sendable, Hashable {
-    /// Whose voice speaks.
-    public enum VoiceKind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// The sender's own cloned voice (`cloned`).
-        case cloned
-        /// The default voice the sender chose, as they have no cloned voice (`default`).
-        case `default`
-        /// A kind this version of the SDK does not know.
-        case unknown(String)
-
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "cloned": self = .cloned
-            case "default": self = .default
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value, e.g. `cloned`.
-        public var rawValue: String {
-            switch self {
-            case .cloned: "cloned"
-            case .default: "default"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
+    /// Whose voice speaks: the sender's cloned voice or their default voice.
+    public typealias VoiceKind = SpeechVoiceKind
 
     /// A short-lived signed URL of the audio: play it without the access token (it supports `Range`). Ask for the
     /// speech again for a fresh URL once it has expired (403); that does not generate it again.
@@ -710,7 +396,7 @@ public struct Speech: Sendable, Hashable {
         guard let url = URL(string: dto.audioURL) else { throw ChorusError.decoding("speech: audio_url is not a URL: \(dto.audioURL)") }
         audioURL = url
         contentType = dto.contentType
-        voice = VoiceKind(rawValue: dto.voice)
+        voice = dto.voice
         isCached = dto.cached
     }
 }
@@ -720,36 +406,10 @@ public struct Speech: Sendable, Hashable {
 /// A structured, narrated summary of a conversation's messages, from ``ConversationsClient/summary(of:last:)``,
 /// ``ConversationsClient/summary(of:since:)`` and ``ConversationsClient/storedSummary(id:in:)`` (daily digests too).
 public struct ConversationSummary: Sendable, Hashable, Identifiable {
-    /// Something someone has to do.
-    public struct ActionItem: Sendable, Hashable {
-        /// Who does it (a member's name as the messages give it).
-        public var owner: String
-        /// What they do.
-        public var task: String
-        /// By when, as the messages say it (e.g. `Friday`), if they do.
-        public var due: String?
-
-        /// Converts the wire format.
-        public init(_ dto: SummaryActionItemDTO) {
-            owner = dto.owner
-            task = dto.task
-            due = dto.due
-        }
-    }
-
-    /// A date the messages mention.
-    public struct MentionedDate: Sendable, Hashable {
-        /// The date as the messages give it (e.g. `2026-03-14` or `next Tuesday`).
-        public var date: String
-        /// What happens then.
-        public var what: String
-
-        /// Converts the wire format.
-        public init(_ dto: SummaryDateDTO) {
-            date = dto.date
-            what = dto.what
-        }
-    }
+    /// Something someone has to do: who, what, and by when if the messages say it (e.g. `Friday`).
+    public typealias ActionItem = SummaryActionItemDTO
+    /// A date the messages mention (e.g. `2026-03-14` or `next Tuesday`) and what happens then.
+    public typealias MentionedDate = SummaryDateDTO
 
     /// The summary's id, as ``MessagingEvent/summaryReady(conversationID:summaryID:)`` carries it.
     public var id: String
@@ -784,8 +444,8 @@ public struct ConversationSummary: Sendable, Hashable, Identifiable {
         messageCount = dto.messageCount
         overview = dto.overview
         decisions = dto.decisions
-        actionItems = dto.actionItems.map(ActionItem.init)
-        dates = dto.dates.map(MentionedDate.init)
+        actionItems = dto.actionItems
+        dates = dto.dates
         urgentItems = dto.urgentItems
         narration = dto.narration
         audioURL = dto.audioURL.flatMap(URL.init(string:))
@@ -841,41 +501,6 @@ public struct ConversationPlayback: Sendable, Hashable {
     }
 }
 
-/// When the user receives a conversation's daily digest: a narrated summary of the day's messages.
-public enum DigestSchedule: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-    /// At 07:00 in the user's time zone (`morning`).
-    case morning
-    /// At 19:00 in the user's time zone (`evening`).
-    case evening
-    /// No digest (`off`).
-    case off
-    /// A schedule this version of the SDK does not know.
-    case unknown(String)
-
-    /// Reads the server's value.
-    public init(rawValue: String) {
-        switch rawValue {
-        case "morning": self = .morning
-        case "evening": self = .evening
-        case "off": self = .off
-        default: self = .unknown(rawValue)
-        }
-    }
-
-    /// The server's value, e.g. `morning`.
-    public var rawValue: String {
-        switch self {
-        case .morning: "morning"
-        case .evening: "evening"
-        case .off: "off"
-        case .unknown(let value): value
-        }
-    }
-
-    /// The same as ``rawValue``.
-    public var description: String { rawValue }
-}
-
 /// The user's daily digest of one conversation (`GET`/`PUT /conversations/{id}/digest`), from
 /// ``ConversationsClient/digest(of:)``. Each digest is a stored summary: read it with
 /// ``ConversationsClient/storedSummary(id:in:)``.
@@ -889,7 +514,7 @@ public struct DigestSubscription: Sendable, Hashable {
 
     /// Converts the wire format.
     public init(_ dto: DigestSubscriptionDTO) {
-        schedule = DigestSchedule(rawValue: dto.schedule)
+        schedule = dto.schedule
         timeZone = dto.timeZone ?? "UTC"
         nextDigestAt = dto.nextDigestAt
     }
