@@ -205,7 +205,7 @@ public struct ConversationsClient: Sendable {
         }
     }
 
-    /// The user's daily digest of the conversation; ``DigestSchedule/off`` until they subscribe.
+    /// The user's daily digest of the conversation; `off` until they subscribe.
     ///
     /// - Throws: ``ChorusError/notFound`` for a conversation the user is not a member of.
     public func digest(of conversationID: String) async throws -> DigestSubscription {
@@ -213,7 +213,7 @@ public struct ConversationsClient: Sendable {
     }
 
     /// Subscribes the user to a daily digest of the conversation (a narrated summary of the day's messages at 07:00 or
-    /// 19:00 in their time zone), or ends it with ``DigestSchedule/off``.
+    /// 19:00 in their time zone), or ends it with `.off`.
     ///
     /// - Parameters:
     ///   - conversationID: the conversation.
