@@ -1,5 +1,90 @@
 import Foundation
 
+/// Where a call is in its life, as the phone network (Twilio) reports it, plus `initiated` (requested, not yet queued).
+/// Open: a value this version does not know decodes as itself (``isKnown`` is then `false`).
+public struct CallStatus: OpenEnum, CaseIterable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Requested, not yet queued by the phone network.
+    public static let initiated: CallStatus = "initiated"
+    public static let queued: CallStatus = "queued"
+    public static let ringing: CallStatus = "ringing"
+    /// Answered and going on.
+    public static let inProgress: CallStatus = "in-progress"
+    public static let completed: CallStatus = "completed"
+    public static let busy: CallStatus = "busy"
+    /// Not answered.
+    public static let noAnswer: CallStatus = "no-answer"
+    public static let failed: CallStatus = "failed"
+    public static let canceled: CallStatus = "canceled"
+
+    /// The known statuses, in the order a call goes through them.
+    public static let allCases: [CallStatus] = [.initiated, .queued, .ringing, .inProgress, .completed, .busy, .noAnswer, .failed, .canceled]
+
+    /// Whether this version knows the value.
+    public var isKnown: Bool { Self.allCases.contains(self) }
+
+    /// The value if this version knows it (for input that must be one of ``allCases``), else `nil`.
+    public init?(known rawValue: String) {
+        self.init(rawValue: rawValue)
+        guard isKnown else { return nil }
+    }
+
+    /// Whether the call is over (completed, busy, not answered, failed or canceled); `false` for an unknown value.
+    public var isFinal: Bool { [.completed, .busy, .noAnswer, .failed, .canceled].contains(self) }
+}
+
+/// Why a call ended. Open: a value this version does not know decodes as itself (``isKnown`` is then `false`).
+public struct EndedReason: OpenEnum, CaseIterable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// The conversation ended normally (reported by the provider without a more precise cause).
+    public static let completed: EndedReason = "completed"
+    /// The plan's duration limit ended the call.
+    public static let maxDuration: EndedReason = "max_duration"
+    /// The callee hung up.
+    public static let calleeHangup: EndedReason = "callee_hangup"
+    public static let busy: EndedReason = "busy"
+    /// Not answered.
+    public static let noAnswer: EndedReason = "no_answer"
+    public static let failed: EndedReason = "failed"
+    public static let canceled: EndedReason = "canceled"
+    /// The telephony provider refused to place the call; nothing was charged.
+    public static let failedToStart: EndedReason = "failed_to_start"
+    /// The AI voice (OpenAI Realtime) failed or closed mid-call; the call was ended.
+    public static let errorOpenAI: EndedReason = "error_openai"
+    /// The call's media stream failed (it never connected, or dropped without Twilio's `stop`).
+    public static let errorStream: EndedReason = "error_stream"
+    /// An answering machine answered (answering-machine detection) and the call was hung up without a word; nothing
+    /// was charged.
+    public static let voicemail: EndedReason = "voicemail"
+    /// An answering machine answered and the scenario left a short message after the greeting (charged).
+    public static let voicemailMessage: EndedReason = "voicemail_message"
+    /// A fax machine answered; the call was hung up and nothing was charged.
+    public static let fax: EndedReason = "fax"
+    /// The callee asked not to be called again (said so, or pressed the opt-out key): the AI said goodbye, the call
+    /// was hung up and the number joined the do-not-call list (further calls to it are refused with
+    /// `number_opted_out`). Charged like any answered call.
+    public static let optedOut: EndedReason = "opted_out"
+
+    /// The known reasons.
+    public static let allCases: [EndedReason] = [
+        .completed, .maxDuration, .calleeHangup, .busy, .noAnswer, .failed, .canceled, .failedToStart, .errorOpenAI, .errorStream,
+        .voicemail, .voicemailMessage, .fax, .optedOut,
+    ]
+
+    /// Whether this version knows the value.
+    public var isKnown: Bool { Self.allCases.contains(self) }
+
+    /// The value if this version knows it (for input that must be one of ``allCases``), else `nil`.
+    public init?(known rawValue: String) {
+        self.init(rawValue: rawValue)
+        guard isKnown else { return nil }
+    }
+}
+
 /// `POST /mobile/make-call` body (also `POST /test/test-call`).
 public struct MakeCallRequest: Codable, Sendable, Equatable {
     /// E.164, e.g. `+14155550123`.
@@ -50,12 +135,13 @@ public struct CallUsageSnapshot: Codable, Sendable, Equatable {
 /// `POST /mobile/make-call` answer.
 public struct MakeCallResponse: Codable, Sendable, Equatable {
     public var callSid: String
-    public var status: String
+    /// `initiated`.
+    public var status: CallStatus
     /// Seconds the call may last.
     public var durationLimit: Int
     public var usageStats: CallUsageSnapshot
 
-    public init(callSid: String, status: String, durationLimit: Int, usageStats: CallUsageSnapshot) {
+    public init(callSid: String, status: CallStatus, durationLimit: Int, usageStats: CallUsageSnapshot) {
         self.callSid = callSid
         self.status = status
         self.durationLimit = durationLimit
@@ -153,19 +239,17 @@ public struct CallHistoryItem: Codable, Sendable, Equatable, Identifiable {
     public var id: Int
     public var phoneNumber: String
     public var scenario: String
-    /// `initiated`, `queued`, `ringing`, `in-progress`, `completed`, `busy`, `no-answer`, `failed`, `canceled`.
-    public var status: String
+    public var status: CallStatus
     public var createdAt: Date
     public var callSid: String
     public var durationSeconds: Int?
-    /// Why the call ended, once it has: `completed`, `max_duration`, `callee_hangup`, `busy`, `no_answer`, `failed`,
-    /// `canceled`, `failed_to_start`, `error_openai`, `error_stream`.
-    public var endedReason: String?
+    /// Why the call ended, once it has.
+    public var endedReason: EndedReason?
     public var durationLimit: Int
 
     public init(
-        id: Int, phoneNumber: String, scenario: String, status: String, createdAt: Date, callSid: String,
-        durationSeconds: Int?, endedReason: String?, durationLimit: Int
+        id: Int, phoneNumber: String, scenario: String, status: CallStatus, createdAt: Date, callSid: String,
+        durationSeconds: Int?, endedReason: EndedReason?, durationLimit: Int
     ) {
         self.id = id
         self.phoneNumber = phoneNumber

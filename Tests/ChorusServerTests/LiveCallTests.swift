@@ -325,7 +325,7 @@ struct LiveCallTests {
                 try await server.setCallee(number, behavior: behavior)
                 let placed = try await server.makeCall(token, to: number).decode(MakeCallResponse.self)
                 let ended = try await server.waitForEnd(token, sid: placed.callSid)
-                #expect(ended.endedReason == reason)
+                #expect(ended.endedReason?.rawValue == reason)
             }
             #expect(try await server.usage(token).trialCallsUsed == 0)
             try await Self.expectNothingOpen(server)

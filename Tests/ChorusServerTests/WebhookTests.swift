@@ -15,7 +15,7 @@ struct WebhookTests {
                 try await server.setCallee(number, behavior: behavior)
                 let placed = try await server.makeCall(token, to: number).decode(MakeCallResponse.self)
                 let ended = try await server.waitForEnd(token, sid: placed.callSid)
-                #expect(ended.endedReason == reason)
+                #expect(ended.endedReason?.rawValue == reason)
                 #expect(ended.durationSeconds == 0)
             }
             let usage = try await server.usage(token)

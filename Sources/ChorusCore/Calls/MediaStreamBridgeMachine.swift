@@ -1,3 +1,4 @@
+import ChorusAPI
 import Foundation
 
 /// The pure state machine of one call's media bridge: Twilio Media Streams ⇄ OpenAI Realtime.

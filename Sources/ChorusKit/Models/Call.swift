@@ -3,153 +3,12 @@ import Foundation
 
 /// A call of the user's history (`GET /mobile/call-history`), from ``CallsClient/callHistory(limit:)``.
 public struct Call: Sendable, Hashable, Identifiable {
-    /// Where the call is in its life, as the phone network reports it.
-    public enum Status: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// Requested, not yet queued by the phone network (`initiated`).
-        case initiated
-        /// `queued`
-        case queued
-        /// `ringing`
-        case ringing
-        /// Answered and going on (`in-progress`).
-        case inProgress
-        /// `completed`
-        case completed
-        /// `busy`
-        case busy
-        /// Not answered (`no-answer`).
-        case noAnswer
-        /// `failed`
-        case failed
-        /// `canceled`
-        case canceled
-        /// A status this version of the SDK does not know.
-        case unknown(String)
+    /// Where the call is in its life, as the phone network reports it: the wire's open ``ChorusAPI/CallStatus``
+    /// (``ChorusAPI/CallStatus/isFinal`` tells whether the call is over; a value a newer server added is kept as is).
+    public typealias Status = CallStatus
 
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "initiated": self = .initiated
-            case "queued": self = .queued
-            case "ringing": self = .ringing
-            case "in-progress": self = .inProgress
-            case "completed": self = .completed
-            case "busy": self = .busy
-            case "no-answer": self = .noAnswer
-            case "failed": self = .failed
-            case "canceled": self = .canceled
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value, e.g. `in-progress`.
-        public var rawValue: String {
-            switch self {
-            case .initiated: "initiated"
-            case .queued: "queued"
-            case .ringing: "ringing"
-            case .inProgress: "in-progress"
-            case .completed: "completed"
-            case .busy: "busy"
-            case .noAnswer: "no-answer"
-            case .failed: "failed"
-            case .canceled: "canceled"
-            case .unknown(let value): value
-            }
-        }
-
-        /// Whether the call is over (completed, busy, not answered, failed or canceled).
-        public var isFinal: Bool {
-            switch self {
-            case .completed, .busy, .noAnswer, .failed, .canceled: true
-            case .initiated, .queued, .ringing, .inProgress, .unknown: false
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
-
-    /// Why a call ended.
-    public enum EndReason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// The conversation ended normally (`completed`).
-        case completed
-        /// The call reached its duration limit (`max_duration`).
-        case maxDuration
-        /// The person called hung up (`callee_hangup`).
-        case calleeHangup
-        /// `busy`
-        case busy
-        /// Not answered (`no_answer`).
-        case noAnswer
-        /// `failed`
-        case failed
-        /// `canceled`
-        case canceled
-        /// The call could not be started (`failed_to_start`).
-        case failedToStart
-        /// The AI service failed during the call (`error_openai`).
-        case errorOpenAI
-        /// The audio stream failed during the call (`error_stream`).
-        case errorStream
-        /// An answering machine answered; the call hung up without a word and was not charged (`voicemail`).
-        case voicemail
-        /// An answering machine answered and the persona left a message (`voicemail_message`).
-        case voicemailMessage
-        /// A fax machine answered; the call was not charged (`fax`).
-        case fax
-        /// The person called asked not to be called again (said so, or pressed 9): the number is on the do-not-call
-        /// list and further calls to it are refused with ``ChorusError/refused(_:)`` code `number_opted_out`
-        /// (`opted_out`).
-        case optedOut
-        /// A reason this version of the SDK does not know.
-        case unknown(String)
-
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "completed": self = .completed
-            case "max_duration": self = .maxDuration
-            case "callee_hangup": self = .calleeHangup
-            case "busy": self = .busy
-            case "no_answer": self = .noAnswer
-            case "failed": self = .failed
-            case "canceled": self = .canceled
-            case "failed_to_start": self = .failedToStart
-            case "error_openai": self = .errorOpenAI
-            case "error_stream": self = .errorStream
-            case "voicemail": self = .voicemail
-            case "voicemail_message": self = .voicemailMessage
-            case "fax": self = .fax
-            case "opted_out": self = .optedOut
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value, e.g. `max_duration`.
-        public var rawValue: String {
-            switch self {
-            case .completed: "completed"
-            case .maxDuration: "max_duration"
-            case .calleeHangup: "callee_hangup"
-            case .busy: "busy"
-            case .noAnswer: "no_answer"
-            case .failed: "failed"
-            case .canceled: "canceled"
-            case .failedToStart: "failed_to_start"
-            case .errorOpenAI: "error_openai"
-            case .errorStream: "error_stream"
-            case .voicemail: "voicemail"
-            case .voicemailMessage: "voicemail_message"
-            case .fax: "fax"
-            case .optedOut: "opted_out"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
+    /// Why a call ended: the wire's open ``ChorusAPI/EndedReason``.
+    public typealias EndReason = EndedReason
 
     /// The call's id (`CA…`); pass it to ``CallsClient/call(sid:)`` for the transcript.
     public var sid: String
@@ -176,10 +35,10 @@ public struct Call: Sendable, Hashable, Identifiable {
         sid = dto.callSid
         phoneNumber = dto.phoneNumber
         scenarioID = dto.scenario
-        status = Status(rawValue: dto.status)
+        status = dto.status
         createdAt = dto.createdAt
         duration = dto.durationSeconds.map(TimeInterval.init)
-        endedReason = dto.endedReason.map(EndReason.init(rawValue:))
+        endedReason = dto.endedReason
         durationLimit = TimeInterval(dto.durationLimit)
     }
 }
@@ -320,7 +179,7 @@ public struct PlacedCall: Sendable, Hashable, Identifiable {
     /// Converts the wire format.
     public init(_ dto: MakeCallResponse) {
         sid = dto.callSid
-        status = Call.Status(rawValue: dto.status)
+        status = dto.status
         durationLimit = TimeInterval(dto.durationLimit)
         remaining = RemainingCalls(dto.usageStats)
     }

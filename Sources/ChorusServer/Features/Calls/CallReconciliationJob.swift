@@ -1,3 +1,4 @@
+import ChorusAPI
 import ChorusCore
 import ChorusProviders
 import Foundation
@@ -43,7 +44,7 @@ struct CallReconciliationJob {
                 ])
             return
         }
-        guard let status = CallStatus(rawValue: reported.status), status.isTerminal else { throw StillActive(status: reported.status) }
+        guard let status = CallStatus(known: reported.status), status.isTerminal else { throw StillActive(status: reported.status) }
         let update = try await store.calls.applyCallStatus(
             callID: id, callSid: sid, status: status, durationSeconds: reported.durationSeconds, now: services.now()
         )

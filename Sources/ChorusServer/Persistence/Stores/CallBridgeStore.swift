@@ -1,3 +1,4 @@
+import ChorusAPI
 import ChorusCore
 import Foundation
 import SQLKit
