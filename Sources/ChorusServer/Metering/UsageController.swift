@@ -9,11 +9,11 @@ struct UsageController: RouteCollection {
     let services: ChorusServices
 
     func boot(routes: any RoutesBuilder) throws {
-        routes.grouped(UserAuthenticator(services: services)).get("me", "usage", use: usage)
+        routes.grouped(UserAuthenticator(services: services)).on(API.Auth.providerUsage, use: usage)
     }
 
     @Sendable
-    func usage(_ req: Request) async throws -> Response {
+    func usage(_ req: Request) async throws -> ProviderUsageReport {
         let user = try req.user
         let period = req.query[String.self, at: "period"] ?? "month"
         guard period == "day" || period == "month" else { throw APIError.invalid("period", "Use day or month") }
@@ -29,8 +29,7 @@ struct UsageController: RouteCollection {
                 feature: feature.rawValue, usdMicros: items.clampedSum { $0.usdMicros },
                 items: items.map(UsageItem.init))
         }
-        return try req.json(
-            ProviderUsageReport(period: period, since: since, totalUSDMicros: features.clampedSum { $0.usdMicros }, features: features))
+        return ProviderUsageReport(period: period, since: since, totalUSDMicros: features.clampedSum { $0.usdMicros }, features: features)
     }
 }
 

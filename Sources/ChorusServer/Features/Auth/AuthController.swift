@@ -8,17 +8,16 @@ struct AuthController: RouteCollection {
     let services: ChorusServices
 
     func boot(routes: any RoutesBuilder) throws {
-        let auth = routes.grouped("auth")
-        let limited = auth.grouped(AuthRateLimit(services: services))
-        limited.post("register", use: register)
-        limited.post("login", use: login)
-        limited.post("refresh", use: refresh)
-        auth.grouped(UserAuthenticator(services: services)).post("logout", use: logout)
+        let limited = routes.grouped(AuthRateLimit(services: services))
+        limited.on(API.Auth.register, use: register)
+        limited.on(API.Auth.login, use: login)
+        limited.on(API.Auth.refresh, use: refresh)
+        routes.grouped(UserAuthenticator(services: services)).on(API.Auth.logout, use: logout)
     }
 
     @Sendable
-    func register(_ req: Request) async throws -> Response {
-        let body = try req.decodeJSON(RegisterRequest.self)
+    func register(_ req: Request) async throws -> TokenResponse {
+        let body = try req.body(of: API.Auth.register)
         let email = body.email.trimmingCharacters(in: .whitespaces).lowercased()
         var validator = FieldValidator()
         validator.check(EmailAddress.isValid(email), "email", "Enter a valid email address")
@@ -39,7 +38,7 @@ struct AuthController: RouteCollection {
     }
 
     @Sendable
-    func login(_ req: Request) async throws -> Response {
+    func login(_ req: Request) async throws -> TokenResponse {
         struct LoginForm: Content {
             var username: String?
             var password: String?
@@ -65,8 +64,8 @@ struct AuthController: RouteCollection {
     }
 
     @Sendable
-    func refresh(_ req: Request) async throws -> Response {
-        let body = try req.decodeJSON(RefreshRequest.self)
+    func refresh(_ req: Request) async throws -> TokenResponse {
+        let body = try req.body(of: API.Auth.refresh)
         let now = services.now()
         switch try await req.store.accounts.rotateRefreshToken(hash: TokenIssuer.hash(opaqueToken: body.refreshToken), now: now) {
         case .rotated(let userID, let familyID):
@@ -75,7 +74,7 @@ struct AuthController: RouteCollection {
                 hash: hash, userID: userID, familyID: familyID, now: now, expiresAt: now.addingTimeInterval(services.tokens.refreshTokenLifetime)
             )
             let access = try await services.tokens.accessToken(userID: userID, familyID: familyID, now: now)
-            return try Self.tokenResponse(access: access, refresh: token, lifetime: services.tokens.accessTokenLifetime)
+            return Self.tokenResponse(access: access, refresh: token, lifetime: services.tokens.accessTokenLifetime)
         case .reused:
             services.sessions.forgetAll()  // the session's access tokens stop working now, not when they expire
             req.logger.warning("refresh token reuse detected; session revoked")
@@ -86,7 +85,7 @@ struct AuthController: RouteCollection {
     }
 
     @Sendable
-    func logout(_ req: Request) async throws -> Response {
+    func logout(_ req: Request) async throws -> LogoutResponse {
         let user = try req.user
         let now = services.now()
         let body = try req.decodeOptionalJSON(LogoutRequest.self)
@@ -96,10 +95,10 @@ struct AuthController: RouteCollection {
             try await req.store.accounts.revokeFamily(user.sessionID, now: now)
         }
         services.sessions.forgetAll()  // the session's access tokens stop working now, not when they expire
-        return try req.json(ErrorResponse(detail: "Logged out successfully"))
+        return LogoutResponse(detail: "Logged out successfully")
     }
 
-    private func issueTokens(for userID: String, req: Request) async throws -> Response {
+    private func issueTokens(for userID: String, req: Request) async throws -> TokenResponse {
         let now = services.now()
         let familyID = UUID().uuidString.lowercased()
         let (token, hash) = TokenIssuer.newOpaqueToken()
@@ -107,12 +106,11 @@ struct AuthController: RouteCollection {
             familyID: familyID, userID: userID, tokenHash: hash, now: now, expiresAt: now.addingTimeInterval(services.tokens.refreshTokenLifetime)
         )
         let access = try await services.tokens.accessToken(userID: userID, familyID: familyID, now: now)
-        return try Self.tokenResponse(access: access, refresh: token, lifetime: services.tokens.accessTokenLifetime)
+        return Self.tokenResponse(access: access, refresh: token, lifetime: services.tokens.accessTokenLifetime)
     }
 
-    private static func tokenResponse(access: String, refresh: String, lifetime: TimeInterval) throws -> Response {
-        let body = TokenResponse(accessToken: access, refreshToken: refresh, expiresIn: Int(lifetime))
-        return try Response.json(body)
+    private static func tokenResponse(access: String, refresh: String, lifetime: TimeInterval) -> TokenResponse {
+        TokenResponse(accessToken: access, refreshToken: refresh, expiresIn: Int(lifetime))
     }
 
     static func checkPassword(_ password: String, into validator: inout FieldValidator) {

@@ -1,6 +1,5 @@
 import ChorusAPI
 import ChorusCore
-import Crypto
 import Foundation
 import Vapor
 
@@ -9,23 +8,25 @@ struct CallsController: RouteCollection {
     let services: ChorusServices
 
     func boot(routes: any RoutesBuilder) throws {
-        let mobile = routes.grouped("mobile").grouped(UserAuthenticator(services: services))
-        mobile.get("usage-stats", use: usageStats)
-        mobile.post("check-call-permission", use: checkCallPermission)
-        mobile.get("pricing", use: pricing)
-        mobile.get("scenarios", use: scenarios)
-        mobile.get("voices", use: voices)
-        mobile.post("make-call", use: makeCall)
-        mobile.post("schedule-call", use: scheduleCall)
-        mobile.get("scheduled-calls", use: scheduledCalls)
-        mobile.delete("scheduled-calls", ":schedule_id", use: cancelScheduledCall)
-        mobile.get("call-history", use: callHistory)
-        mobile.get("calls", ":call_sid", use: call)
-        mobile.get("calls", ":call_sid", "events", use: events)
-        mobile.delete("calls", ":call_sid", "transcript", use: deleteTranscript)
-        mobile.post("custom-scenarios", use: createCustomScenario)
-        mobile.get("custom-scenarios", use: customScenarios)
-        mobile.delete("custom-scenarios", ":scenario_id", use: deleteCustomScenario)
+        let user = routes.grouped(UserAuthenticator(services: services))
+        user.on(API.Calls.usageStats, use: usageStats)
+        user.on(API.Calls.checkCallPermission, use: checkCallPermission)
+        user.on(API.Calls.pricing, use: pricing)
+        user.on(API.Calls.scenarios, use: scenarios)
+        user.on(API.Calls.voices, use: voices)
+        // make-call and schedule-call replay a repeated Idempotency-Key's stored answer with its own status and an
+        // `Idempotent-Replayed` header, so they build their responses.
+        user.onResponse(API.Calls.makeCall, use: makeCall)
+        user.onResponse(API.Calls.scheduleCall, use: scheduleCall)
+        user.on(API.Calls.scheduledCalls, use: scheduledCalls)
+        user.on(API.Calls.cancelScheduledCall, use: cancelScheduledCall)
+        user.on(API.Calls.callHistory, use: callHistory)
+        user.on(API.Calls.call, use: call)
+        user.on(API.Calls.callEvents, use: events)
+        user.on(API.Calls.deleteTranscript, use: deleteTranscript)
+        user.on(API.Calls.createCustomScenario, use: createCustomScenario)
+        user.on(API.Calls.customScenarios, use: customScenarios)
+        user.on(API.Calls.deleteCustomScenario, use: deleteCustomScenario)
     }
 
     private func placement(_ req: Request) -> CallPlacement {
@@ -35,48 +36,48 @@ struct CallsController: RouteCollection {
     // MARK: Usage
 
     @Sendable
-    func usageStats(_ req: Request) async throws -> Response {
+    func usageStats(_ req: Request) async throws -> UsageStatsResponse {
         let user = try req.user
         let account = try await placement(req).account(userID: user.id)
         let position = services.policy.position(of: account, at: services.now())
         let windows = UsageWindows.of(position, registeredAt: account.registeredAt)
         let tally = try await req.store.usage.callTally(userID: user.id, windows: windows)
-        return try req.json(UsageReport.usageStats(position, account: account, windows: windows, tally: tally))
+        return UsageReport.usageStats(position, account: account, windows: windows, tally: tally)
     }
 
     @Sendable
-    func checkCallPermission(_ req: Request) async throws -> Response {
+    func checkCallPermission(_ req: Request) async throws -> CallPermissionResponse {
         let user = try req.user
         let account = try await placement(req).account(userID: user.id)
         let decision = services.policy.evaluate(account, at: services.now())
-        return try req.json(UsageReport.permission(decision, appType: account.appType))
+        return UsageReport.permission(decision, appType: account.appType)
     }
 
     @Sendable
-    func pricing(_ req: Request) async throws -> Response {
-        try req.json(UsageReport.pricing(services.configuration.plans))
+    func pricing(_ req: Request) async throws -> PricingResponse {
+        UsageReport.pricing(services.configuration.plans)
     }
 
     @Sendable
-    func scenarios(_ req: Request) async throws -> Response {
+    func scenarios(_ req: Request) async throws -> ScenariosResponse {
         let items = services.scenarios.scenarios.map {
             ScenarioDTO(
                 id: $0.id, name: $0.name, description: $0.description, icon: $0.icon, category: $0.category.rawValue,
                 isFamilyFriendly: $0.isFamilyFriendly, voice: $0.voice, contentWarning: $0.contentWarning
             )
         }
-        return try req.json(ScenariosResponse(scenarios: items))
+        return ScenariosResponse(scenarios: items)
     }
 
     @Sendable
-    func voices(_ req: Request) async throws -> Response {
+    func voices(_ req: Request) async throws -> VoicesResponse {
         let items = services.voices.voices.map {
             VoiceDTO(
                 id: $0.id, displayName: $0.displayName, gender: $0.gender.rawValue, accent: $0.accent.rawValue,
                 personality: $0.personality.rawValue, description: $0.description
             )
         }
-        return try req.json(VoicesResponse(voices: items))
+        return VoicesResponse(voices: items)
     }
 
     // MARK: Calls
@@ -84,25 +85,23 @@ struct CallsController: RouteCollection {
     @Sendable
     func makeCall(_ req: Request) async throws -> Response {
         let user = try req.user
-        let body = try req.decodeJSON(MakeCallRequest.self)
+        let body = try req.body(of: API.Calls.makeCall)
         try Self.validate(phoneNumber: body.phoneNumber, scenario: body.scenario)
         if let limit = services.configuration.rateLimits.calls { try services.checkRateLimit("calls:\(user.id)", limit) }
         let fingerprint = "make-call\n\(body.phoneNumber)\n\(body.scenario)"
         return try await IdempotentResponder(services: services, store: req.store).respond(req, userID: user.id, fingerprint: fingerprint) {
-            try await placeCall(req, userID: user.id, body: body, free: false)
+            try req.json(try await placeCall(req, userID: user.id, body: body, free: false))
         }
     }
 
     /// make-call without the rate limit or idempotency (shared with the development endpoints).
-    func placeCall(_ req: Request, userID: String, body: MakeCallRequest, free: Bool) async throws -> Response {
+    func placeCall(_ req: Request, userID: String, body: MakeCallRequest, free: Bool) async throws -> MakeCallResponse {
         let placement = placement(req)
         let scenario = try await placement.resolveScenario(body.scenario, userID: userID)
         let call = try await placement.place(userID: userID, phoneNumber: body.phoneNumber, scenario: scenario, free: free)
         let position = try await placement.position(userID: userID)
-        return try req.json(
-            MakeCallResponse(
-                callSid: call.callSid ?? "", status: "initiated", durationLimit: call.durationLimit, usageStats: UsageReport.callSnapshot(position)
-            ))
+        return MakeCallResponse(
+            callSid: call.callSid ?? "", status: .initiated, durationLimit: call.durationLimit, usageStats: UsageReport.callSnapshot(position))
     }
 
     static func validate(phoneNumber: String, scenario: String) throws {
@@ -115,7 +114,7 @@ struct CallsController: RouteCollection {
     @Sendable
     func scheduleCall(_ req: Request) async throws -> Response {
         let user = try req.user
-        let body = try req.decodeJSON(ScheduleCallRequest.self)
+        let body = try req.body(of: API.Calls.scheduleCall)
         try Self.validate(phoneNumber: body.phoneNumber, scenario: body.scenario)
         let now = services.now()
         let time = body.scheduledTime ?? now.addingTimeInterval(60)
@@ -145,14 +144,14 @@ struct CallsController: RouteCollection {
     }
 
     @Sendable
-    func scheduledCalls(_ req: Request) async throws -> Response {
+    func scheduledCalls(_ req: Request) async throws -> ScheduledCallsResponse {
         let user = try req.user
         let items = try await req.store.schedules.schedules(userID: user.id).map { $0.0.dto(callSid: $0.1) }
-        return try req.json(ScheduledCallsResponse(scheduledCalls: items))
+        return ScheduledCallsResponse(scheduledCalls: items)
     }
 
     @Sendable
-    func cancelScheduledCall(_ req: Request) async throws -> Response {
+    func cancelScheduledCall(_ req: Request) async throws -> ScheduledCallDTO {
         let user = try req.user
         guard let id = req.parameters.get("schedule_id", as: Int.self) else { throw APIError.notFound("Scheduled call not found") }
         guard let result = try await req.store.schedules.cancelSchedule(id: id, userID: user.id, now: services.now()) else {
@@ -161,25 +160,25 @@ struct CallsController: RouteCollection {
         guard result.cancelled || result.record.state == .cancelled else {
             throw APIError.detail(.conflict, "The call is already \(result.record.state.rawValue) and can no longer be cancelled")
         }
-        return try req.json(result.record.dto(callSid: nil))
+        return result.record.dto(callSid: nil)
     }
 
     @Sendable
-    func callHistory(_ req: Request) async throws -> Response {
+    func callHistory(_ req: Request) async throws -> CallHistoryResponse {
         let user = try req.user
         let limit = try req.query.get(Int?.self, at: "limit") ?? 10
         guard (1...100).contains(limit) else { throw APIError.invalid("limit", "Must be between 1 and 100") }
         let (calls, total) = try await req.store.calls.callHistory(userID: user.id, limit: limit)
-        return try req.json(CallHistoryResponse(callHistory: calls.compactMap(\.historyItem), totalCalls: total))
+        return CallHistoryResponse(callHistory: calls.compactMap(\.historyItem), totalCalls: total)
     }
 
     @Sendable
-    func call(_ req: Request) async throws -> Response {
+    func call(_ req: Request) async throws -> CallDetailResponse {
         let user = try req.user
         guard let sid = req.parameters.get("call_sid"), let call = try await req.store.calls.call(sid: sid, userID: user.id),
             let detail = try await Self.detail(call, store: req.store)
         else { throw APIError.notFound("Call not found") }
-        return try req.json(detail)
+        return detail
     }
 
     /// A call with its timeline, transcript (unless deleted) and latency figures; `nil` for a call not placed yet.
@@ -202,21 +201,20 @@ struct CallsController: RouteCollection {
 
     /// Deletes the call's transcript (its owner only); the call itself stays in the history.
     @Sendable
-    func deleteTranscript(_ req: Request) async throws -> Response {
+    func deleteTranscript(_ req: Request) async throws {
         let user = try req.user
         guard let sid = req.parameters.get("call_sid"), let call = try await req.store.calls.call(sid: sid, userID: user.id) else {
             throw APIError.notFound("Call not found")
         }
         try await req.store.callBridge.deleteTranscript(callID: call.id, now: services.now())
-        return Response(status: .noContent)
     }
 
     // MARK: Custom scenarios
 
     @Sendable
-    func createCustomScenario(_ req: Request) async throws -> Response {
+    func createCustomScenario(_ req: Request) async throws -> CustomScenarioDTO {
         let user = try req.user
-        let body = try req.decodeJSON(CreateCustomScenarioRequest.self)
+        let body = try req.body(of: API.Calls.createCustomScenario)
         let normalizedName = UserText.name(body.name, characters: CustomScenarioRules.nameLength, bytes: CustomScenarioRules.nameBytes)
         let name = normalizedName ?? ""
         let persona = body.persona.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -249,77 +247,20 @@ struct CallsController: RouteCollection {
         else {
             throw APIError.detail(.conflict, "You can have at most \(CustomScenarioRules.maximumPerUser) custom scenarios; delete one first")
         }
-        return try req.json(record.dto, status: .created)
+        return record.dto
     }
 
     @Sendable
-    func customScenarios(_ req: Request) async throws -> Response {
+    func customScenarios(_ req: Request) async throws -> CustomScenariosResponse {
         let user = try req.user
-        return try req.json(CustomScenariosResponse(customScenarios: try await req.store.scenarios.customScenarios(userID: user.id).map(\.dto)))
+        return CustomScenariosResponse(customScenarios: try await req.store.scenarios.customScenarios(userID: user.id).map(\.dto))
     }
 
     @Sendable
-    func deleteCustomScenario(_ req: Request) async throws -> Response {
+    func deleteCustomScenario(_ req: Request) async throws {
         let user = try req.user
         guard let text = req.parameters.get("scenario_id"), let id = CustomScenarioRecord.rowID(fromPublicID: text),
             try await req.store.scenarios.deleteCustomScenario(id: id, userID: user.id)
         else { throw APIError.notFound("Custom scenario not found") }
-        return Response(status: .noContent)
-    }
-}
-
-/// Replays the first answer for a repeated `Idempotency-Key` instead of doing the work twice.
-///
-/// A key stays `pending` while its request runs; one still pending after ``pendingLapse`` belongs to a request that
-/// died (its process was killed): a retry takes it over, and the calls that request charged but never placed are
-/// given back first, so the retry is the one charge.
-struct IdempotentResponder {
-    static let lifetime: TimeInterval = 24 * 3_600
-    /// Longer than any request with a key can run: make-call waits at most ``CallPlacement/maximumDialWait`` (120 s)
-    /// for its dial slot and 10 s for Twilio (one attempt); the rest is a few database statements. 5 minutes leaves
-    /// room for a slow database without ever taking over a request that is still running.
-    static let pendingLapse: TimeInterval = 300
-
-    let services: ChorusServices
-    let store: ChorusStore
-
-    /// - Parameter request: what the request asks for, semantically (a repeated key must repeat it).
-    func respond(_ req: Request, userID: String, fingerprint request: String, work: () async throws -> Response) async throws -> Response {
-        guard let key = req.headers.first(name: "Idempotency-Key") else { return try await work() }
-        guard (1...255).contains(key.utf8.count) else { throw APIError.invalid("Idempotency-Key", "Must be 1 to 255 characters") }
-        let fingerprint = SHA256.hash(data: Data(request.utf8)).map { String(format: "%02x", $0) }.joined()
-        let now = services.now()
-        switch try await store.idempotency.claimIdempotencyKey(
-            userID: userID, key: key, fingerprint: fingerprint, now: now, ttl: Self.lifetime, lapse: Self.pendingLapse)
-        {
-        case .claimed:
-            break
-        case .reclaimed:
-            let released = try await store.calls.releaseAbandonedCalls(userID: userID, createdBefore: now.addingTimeInterval(-Self.pendingLapse), now: now)
-            req.logger.notice("took over an Idempotency-Key left pending", metadata: ["released_calls": .stringConvertible(released)])
-        case .inProgress:
-            throw APIError.detail(.conflict, "A request with this Idempotency-Key is still in progress")
-        case .mismatch:
-            throw APIError.invalid("Idempotency-Key", "This key was already used for a different request")
-        case .completed(let status, let stored):
-            var headers = HTTPHeaders()
-            headers.replaceOrAdd(name: .contentType, value: "application/json; charset=utf-8")
-            headers.replaceOrAdd(name: "Idempotent-Replayed", value: "true")
-            return Response(status: HTTPResponseStatus(statusCode: status), headers: headers, body: .init(string: stored))
-        }
-        do {
-            let response = try await work()
-            if response.status.code < 300, let data = response.body.data {
-                try await store.idempotency.completeIdempotencyKey(
-                    userID: userID, key: key, status: Int(response.status.code), body: String(decoding: data, as: UTF8.self)
-                )
-            } else {
-                try await store.idempotency.releaseIdempotencyKey(userID: userID, key: key)
-            }
-            return response
-        } catch {
-            try? await store.idempotency.releaseIdempotencyKey(userID: userID, key: key)
-            throw error
-        }
     }
 }

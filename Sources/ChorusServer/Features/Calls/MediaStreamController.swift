@@ -15,13 +15,13 @@ struct MediaStreamController: RouteCollection {
     let services: ChorusServices
 
     func boot(routes: any RoutesBuilder) throws {
-        routes.post("twilio", "voice", use: voice)
-        routes.on(.GET, "media-stream", use: mediaStream)
+        routes.on(API.Calls.voice, use: voice)
+        routes.on(API.Calls.mediaStream, use: mediaStream)
     }
 
     /// The stream URL written into TwiML (and signed by Twilio when it connects).
     var streamURL: String {
-        var components = URLComponents(url: services.publicURL("/media-stream"), resolvingAgainstBaseURL: false)!
+        var components = URLComponents(url: services.publicURL(API.Calls.mediaStream.path()), resolvingAgainstBaseURL: false)!
         components.scheme = components.scheme == "https" ? "wss" : "ws"
         return components.url!.absoluteString
     }

@@ -13,15 +13,15 @@ struct ReportsController: RouteCollection {
     let services: ChorusServices
 
     func boot(routes: any RoutesBuilder) throws {
-        let mobile = routes.grouped("mobile").grouped(UserAuthenticator(services: services))
-        mobile.post("reports", use: create)
-        mobile.get("reports", use: list)
+        let user = routes.grouped(UserAuthenticator(services: services))
+        user.on(API.Calls.createReport, use: create)
+        user.on(API.Calls.reports, use: list)
     }
 
     @Sendable
-    func create(_ req: Request) async throws -> Response {
+    func create(_ req: Request) async throws -> ReportDTO {
         let user = try req.user
-        let body = try req.decodeJSON(CreateReportRequest.self)
+        let body = try req.body(of: API.Calls.createReport)
         let description = body.description.trimmingCharacters(in: .whitespacesAndNewlines)
         let reason = ReportReason(rawValue: body.reason)
         var validator = FieldValidator()
@@ -73,12 +73,12 @@ struct ReportsController: RouteCollection {
         req.logger.notice(
             "content report filed",
             metadata: ["report_id": .string(created.id), "reason": .string(created.reason.rawValue), "subject": .string(subjectScenario ?? "")])
-        return try req.json(created.dto, status: .created)
+        return created.dto
     }
 
     @Sendable
-    func list(_ req: Request) async throws -> Response {
+    func list(_ req: Request) async throws -> ReportsResponse {
         let user = try req.user
-        return try req.json(ReportsResponse(reports: try await req.store.reports.reports(userID: user.id).map(\.dto)))
+        return ReportsResponse(reports: try await req.store.reports.reports(userID: user.id).map(\.dto))
     }
 }

@@ -10,19 +10,19 @@ struct TwilioWebhookController: RouteCollection {
     let services: ChorusServices
 
     func boot(routes: any RoutesBuilder) throws {
-        routes.post("call-end-webhook", use: statusCallback)
-        routes.post("twilio", "machine-detection", use: machineDetection)
+        routes.on(API.Calls.statusCallback, use: statusCallback)
+        routes.on(API.Calls.machineDetection, use: machineDetection)
     }
 
     /// Where Twilio reports answering-machine detection (`AsyncAmdStatusCallback`, with `?call_id=N`).
-    static let machineDetectionPath = "/twilio/machine-detection"
+    static let machineDetectionPath = API.Calls.machineDetection.template
 
     /// Twilio's asynchronous answering-machine detection: `AnsweredBy` is `human`, `unknown`, `fax` or
     /// `machine_end_beep|silence|other`. The call's bridge on this instance applies it (releases the AI's first words,
     /// hangs up on a machine or leaves the scenario's message). When the stream is bridged elsewhere, a machine or fax
     /// is hung up on from here and the call settled as `voicemail`/`fax`, without a charge. Answers 204.
     @Sendable
-    func machineDetection(_ req: Request) async throws -> Response {
+    func machineDetection(_ req: Request) async throws {
         let form = try verifiedForm(req)
         guard let sid = form["CallSid"], !sid.isEmpty else { throw APIError.invalid("CallSid", "Field required") }
         guard let text = form["AnsweredBy"], !text.isEmpty else { throw APIError.invalid("AnsweredBy", "Field required") }
@@ -55,17 +55,16 @@ struct TwilioWebhookController: RouteCollection {
                 "call_sid": .string(sid), "answered_by": .string(answeredBy.rawValue), "bridged_here": .stringConvertible(handled),
                 "hung_up_here": .stringConvertible(settled),
             ])
-        return Response(status: .noContent)
     }
 
     /// Twilio's status callback: records progress, the final status and duration; refunds unanswered calls.
     /// Statuses only move forward, so duplicates and late callbacks change nothing.
     @Sendable
-    func statusCallback(_ req: Request) async throws -> Response {
+    func statusCallback(_ req: Request) async throws {
         let form = try verifiedForm(req)
         guard let sid = form["CallSid"], !sid.isEmpty else { throw APIError.invalid("CallSid", "Field required") }
         guard let statusText = form["CallStatus"] else { throw APIError.invalid("CallStatus", "Field required") }
-        guard let status = CallStatus(rawValue: statusText) else { throw APIError.invalid("CallStatus", "Unknown call status") }
+        guard let status = CallStatus(known: statusText) else { throw APIError.invalid("CallStatus", "Unknown call status") }
         let callID = try req.query.get(Int?.self, at: "call_id")
         let duration = form["CallDuration"].flatMap { Int($0) }
         let store = req.store
@@ -82,7 +81,6 @@ struct TwilioWebhookController: RouteCollection {
                 "call_sid": .string(sid), "status": .string(status.rawValue), "applied": .stringConvertible(update.applied),
                 "refunded": .stringConvertible(update.refunded), "duration": .string(duration.map(String.init) ?? "-"),
             ])
-        return Response(status: .noContent)
     }
 
     /// The form parameters of a request whose Twilio signature is valid; otherwise 403 and nothing happens.

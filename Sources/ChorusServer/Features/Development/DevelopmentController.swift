@@ -6,17 +6,17 @@ struct DevelopmentController: RouteCollection {
     let services: ChorusServices
 
     func boot(routes: any RoutesBuilder) throws {
-        let test = routes.grouped("test").grouped(UserAuthenticator(services: services))
-        test.post("bypass-rate-limit", use: bypassRateLimit)
-        test.post("test-call", use: testCall)
+        let user = routes.grouped(UserAuthenticator(services: services))
+        user.on(API.Calls.bypassRateLimit, use: bypassRateLimit)
+        user.on(API.Calls.testCall, use: testCall)
     }
 
     /// Performs `/mobile/make-call` without the rate limit. Quota still applies: the call is charged.
     @Sendable
-    func bypassRateLimit(_ req: Request) async throws -> Response {
+    func bypassRateLimit(_ req: Request) async throws -> MakeCallResponse {
         let user = try req.user
-        let body = try req.decodeJSON(BypassRateLimitRequest.self)
-        guard body.endpoint == "/mobile/make-call" else {
+        let body = try req.body(of: API.Calls.bypassRateLimit)
+        guard body.endpoint == API.Calls.makeCall.template else {
             throw APIError.invalid("endpoint", "Only /mobile/make-call can be called through this endpoint")
         }
         try CallsController.validate(phoneNumber: body.data.phoneNumber, scenario: body.data.scenario)
@@ -25,9 +25,9 @@ struct DevelopmentController: RouteCollection {
 
     /// Places a call immediately without charging the user's allowance (it appears in the history, not in usage).
     @Sendable
-    func testCall(_ req: Request) async throws -> Response {
+    func testCall(_ req: Request) async throws -> MakeCallResponse {
         let user = try req.user
-        let body = try req.decodeJSON(MakeCallRequest.self)
+        let body = try req.body(of: API.Calls.testCall)
         try CallsController.validate(phoneNumber: body.phoneNumber, scenario: body.scenario)
         return try await CallsController(services: services).placeCall(req, userID: user.id, body: body, free: true)
     }

@@ -10,18 +10,17 @@ struct PurchasesController: RouteCollection {
     let services: ChorusServices
 
     func boot(routes: any RoutesBuilder) throws {
-        let mobile = routes.grouped("mobile")
-        let authed = mobile.grouped(UserAuthenticator(services: services))
-        authed.post("purchase-subscription", use: purchase)
-        authed.post("upgrade-subscription", use: upgrade)
-        authed.get("subscription-status", use: status)
-        mobile.post("app-store", "webhook", use: notification)
+        let user = routes.grouped(UserAuthenticator(services: services))
+        user.on(API.Purchases.purchase, use: purchase)
+        user.on(API.Purchases.upgrade, use: upgrade)
+        user.on(API.Purchases.subscriptionStatus, use: status)
+        routes.on(API.Purchases.appStoreNotification, use: notification)
     }
 
     @Sendable
-    func purchase(_ req: Request) async throws -> Response {
+    func purchase(_ req: Request) async throws -> PurchaseResponse {
         let user = try req.user
-        let body = try req.decodeJSON(PurchaseRequest.self)
+        let body = try req.body(of: API.Purchases.purchase)
         var validator = FieldValidator()
         validator.check(
             (body.receiptData != nil) != (body.signedTransaction != nil), "receipt_data",
@@ -33,15 +32,14 @@ struct PurchasesController: RouteCollection {
         guard verified.productID == body.productID else { throw APIError.badRequest("Product ID mismatch") }
         try await apply(verified, product: product, userID: user.id, req)
         let position = try await CallPlacement(services: services, store: req.store, logger: req.logger).position(userID: user.id)
-        return try req.json(
-            PurchaseResponse(success: true, message: "Purchase processed successfully!", usageStats: UsageReport.purchaseSnapshot(position)))
+        return PurchaseResponse(success: true, message: "Purchase processed successfully!", usageStats: UsageReport.purchaseSnapshot(position))
     }
 
     /// Legacy: `subscription_tier` `mobile_weekly` (Basic), `mobile_basic` or `mobile_premium` with a receipt.
     @Sendable
-    func upgrade(_ req: Request) async throws -> Response {
+    func upgrade(_ req: Request) async throws -> UpgradeSubscriptionResponse {
         let user = try req.user
-        let body = try req.decodeJSON(UpgradeSubscriptionRequest.self)
+        let body = try req.body(of: API.Purchases.upgrade)
         guard let tier = PlanTier(wireName: body.subscriptionTier), body.subscriptionTier.hasPrefix("mobile_") else {
             throw APIError.badRequest("Invalid subscription tier for mobile app")
         }
@@ -53,47 +51,41 @@ struct PurchasesController: RouteCollection {
         try await apply(verified, product: .plan(terms), userID: user.id, req)
         let position = try await CallPlacement(services: services, store: req.store, logger: req.logger).position(userID: user.id)
         let name = body.subscriptionTier == "mobile_weekly" ? "weekly" : tier.rawValue
-        return try req.json(
-            UpgradeSubscriptionResponse(
-                success: true, message: "Successfully upgraded to \(name) subscription!", subscriptionTier: body.subscriptionTier,
-                usageStats: UpgradeUsageStats(
-                    isSubscribed: position.isSubscribed, subscriptionTier: body.subscriptionTier, trialCallsRemaining: position.trialRemaining)
-            ))
+        return UpgradeSubscriptionResponse(
+            success: true, message: "Successfully upgraded to \(name) subscription!", subscriptionTier: body.subscriptionTier,
+            usageStats: UpgradeUsageStats(
+                isSubscribed: position.isSubscribed, subscriptionTier: body.subscriptionTier, trialCallsRemaining: position.trialRemaining))
     }
 
     @Sendable
-    func status(_ req: Request) async throws -> Response {
+    func status(_ req: Request) async throws -> SubscriptionStatusResponse {
         let user = try req.user
         let now = services.now()
         let subscriptions = try await req.store.purchases.subscriptions(userID: user.id).map(\.snapshot)
         guard let entitlement = services.entitlements.current(subscriptions, at: now) else {
-            return try req.json(
-                SubscriptionStatusResponse(
-                    subscriptionTier: nil, subscriptionStatus: "none", isSubscribed: false, subscriptionStartDate: nil, subscriptionEndDate: nil,
-                    nextPaymentDate: nil, billingCycle: nil, appStoreTransactionID: nil, appStoreProductID: nil
-                ))
+            return SubscriptionStatusResponse(
+                subscriptionTier: nil, subscriptionStatus: "none", isSubscribed: false, subscriptionStartDate: nil, subscriptionEndDate: nil,
+                nextPaymentDate: nil, billingCycle: nil, appStoreTransactionID: nil, appStoreProductID: nil)
         }
         let subscription = entitlement.subscription
         let terms = services.configuration.plans.plan(entitlement.tier)
         var graceUntil: Date?
         if entitlement.status == .gracePeriod, case .gracePeriod(let until) = subscription.billing { graceUntil = until }
-        return try req.json(
-            SubscriptionStatusResponse(
-                subscriptionTier: entitlement.tier.wireName, subscriptionStatus: entitlement.status.rawValue, isSubscribed: entitlement.isActive,
-                subscriptionStartDate: subscription.anchor, subscriptionEndDate: entitlement.accessUntil ?? subscription.expiresAt,
-                nextPaymentDate: entitlement.status == .active ? subscription.expiresAt : nil, billingCycle: terms.billing,
-                appStoreTransactionID: subscription.latestTransactionID, appStoreProductID: subscription.productID,
-                willRenew: subscription.willRenew && entitlement.isActive, renewsToProductID: subscription.autoRenewProductID,
-                gracePeriodExpiresDate: graceUntil
-            ))
+        return SubscriptionStatusResponse(
+            subscriptionTier: entitlement.tier.wireName, subscriptionStatus: entitlement.status.rawValue, isSubscribed: entitlement.isActive,
+            subscriptionStartDate: subscription.anchor, subscriptionEndDate: entitlement.accessUntil ?? subscription.expiresAt,
+            nextPaymentDate: entitlement.status == .active ? subscription.expiresAt : nil, billingCycle: terms.billing,
+            appStoreTransactionID: subscription.latestTransactionID, appStoreProductID: subscription.productID,
+            willRenew: subscription.willRenew && entitlement.isActive, renewsToProductID: subscription.autoRenewProductID,
+            gracePeriodExpiresDate: graceUntil)
     }
 
     /// App Store Server Notifications V2. The signed payload is verified (chain, signature, bundle, environment), stored
     /// once by `notificationUUID`, and applied from the job queue, so Apple gets its 200 at once and a redelivery or a
     /// concurrent duplicate changes nothing. Anything unverifiable is refused with 400 and nothing is stored.
     @Sendable
-    func notification(_ req: Request) async throws -> Response {
-        let body = try req.decodeJSON(AppStoreNotificationRequest.self)
+    func notification(_ req: Request) async throws -> AppStoreNotificationResponse {
+        let body = try req.body(of: API.Purchases.appStoreNotification)
         let notification: VerifiedNotification
         do {
             notification = try await services.purchases.verifyNotification(body.signedPayload)
@@ -108,8 +100,7 @@ struct PurchasesController: RouteCollection {
                 "type": .string(notification.notificationType), "subtype": .string(notification.subtype ?? "-"),
                 "notification_uuid": .string(notification.notificationUUID), "duplicate": .stringConvertible(!stored),
             ])
-        return try req.json(
-            AppStoreNotificationResponse(status: "success", message: stored ? "Notification received" : "Notification already received"))
+        return AppStoreNotificationResponse(status: "success", message: stored ? "Notification received" : "Notification already received")
     }
 
     private func verify(receipt: String?, signedTransaction: String?, productID: String, _ req: Request) async throws -> VerifiedPurchase {
