@@ -110,21 +110,13 @@ public struct OpenAIRealtimeSpeechSynthesizer: SpeechSynthesizer {
 
     /// The three client events of one piece (`session.update`, `conversation.item.create`, `response.create`), as sent.
     public static func clientEvents(for request: SpeechRequest) -> [String] {
-        let voice = realtimeVoice(for: request.voiceID)
-        let session = SessionUpdate(
-            type: "session.update",
-            session: Session(
-                instructions: instructions(style: request.instructions),
-                voice: voice.hasPrefix("voice_") ? .custom(id: voice) : .builtIn(voice),
-                reasoning: isReasoningModel(request.model) ? Reasoning(effort: "minimal") : nil))
-        let item = ItemCreate(
-            type: "conversation.item.create",
-            item: Item(type: "message", role: "user", content: [Content(type: "input_text", text: request.text)]))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Strings and fixed structures always encode.
-        let encoded = [(try? encoder.encode(session)), (try? encoder.encode(item))].map { String(decoding: $0 ?? Data(), as: UTF8.self) }
-        return encoded + [#"{"type":"response.create"}"#]
+        [
+            RealtimeClientEvent.speechSessionUpdate(
+                instructions: instructions(style: request.instructions), voice: realtimeVoice(for: request.voiceID),
+                sampleRate: sampleRate, reasoningEffort: isReasoningModel(request.model) ? "minimal" : nil),
+            RealtimeClientEvent.userText(request.text),
+            RealtimeClientEvent.responseCreate(),
+        ]
     }
 
     // MARK: - Speaking
@@ -280,48 +272,38 @@ public struct OpenAIRealtimeSpeechSynthesizer: SpeechSynthesizer {
         var transcript: String?
         var transcriptDeltas = ""
 
-        /// The events read; every other one (`session.created`, `response.created`, item and part events…) is skipped.
-        static let readTypes: Set<String> = [
-            "response.output_audio.delta", "response.output_audio_transcript.delta", "response.output_audio_transcript.done", "error",
-            "response.done",
-        ]
-
-        /// Reads one server event; the reading once `response.done` completed it.
+        /// Reads one server event; the reading once `response.done` completed it. Every other event
+        /// (`session.created`, `response.created`, item and part events…) is skipped.
         mutating func receive(_ message: ByteBuffer) throws -> Reading? {
-            let data = Data(message.readableBytesView)
-            guard let type = try? JSONDecoder().decode(EventType.self, from: data).type else {
+            guard let event = RealtimeServerEvent.parse(message) else {
                 throw ProviderError.invalidResponse("the OpenAI Realtime API sent an unreadable event")
             }
-            guard Self.readTypes.contains(type) else { return nil }
-            guard let event = try? JSONDecoder().decode(ServerEvent.self, from: data) else {
-                throw ProviderError.invalidResponse("the OpenAI Realtime API sent an unreadable \(type) event")
-            }
-            switch type {
-            case "response.output_audio.delta":
-                guard let delta = event.delta, let audio = Data(base64Encoded: delta) else {
+            switch event {
+            case .audioDelta(_, let delta):
+                guard let audio = Data(base64Encoded: Data(delta.readableBytesView)) else {
                     throw ProviderError.invalidResponse("the OpenAI Realtime API sent an audio delta that is not base64")
                 }
                 guard pcm.count <= OpenAIRealtimeSpeechSynthesizer.maximumAudioBytes - audio.count else {
                     throw ProviderError.invalidResponse("the OpenAI Realtime API sent more than 10 minutes of audio for one piece")
                 }
                 pcm.append(contentsOf: audio)
-            case "response.output_audio_transcript.delta":
-                if let delta = event.delta, transcriptDeltas.utf8.count < 1 << 20 { transcriptDeltas += delta }
-            case "response.output_audio_transcript.done":
-                transcript = event.transcript
-            case "error":
-                throw Self.providerError(event.error)
-            case "response.done":
-                guard let response = event.response else {
-                    throw ProviderError.invalidResponse("the OpenAI Realtime API sent response.done without a response")
-                }
+            case .malformed(let type, let reason):
+                throw ProviderError.invalidResponse(
+                    type == "response.output_audio.delta" ? "the OpenAI Realtime API sent \(reason)" : "the OpenAI Realtime API sent an unreadable \(type) event")
+            case .assistantTranscriptDelta(_, let text):
+                if transcriptDeltas.utf8.count < 1 << 20 { transcriptDeltas += text }
+            case .assistantTranscript(_, let text):
+                transcript = text
+            case .error(let detail):
+                throw Self.providerError(detail)
+            case .responseDone(let response):
                 switch response.status {
                 case "completed":
                     break
                 case "failed":
-                    throw Self.providerError(response.statusDetails?.error, fallback: "the speech response failed")
+                    throw Self.providerError(response.error, fallback: "the speech response failed")
                 case "incomplete":
-                    let reason = response.statusDetails?.reason ?? "unknown"
+                    let reason = response.reason ?? "unknown"
                     throw ProviderError.rejected(
                         httpStatus: 400, code: reason, message: "the OpenAI Realtime API stopped the speech response early (\(reason))")
                 default:
@@ -335,18 +317,18 @@ public struct OpenAIRealtimeSpeechSynthesizer: SpeechSynthesizer {
                     }
                     initialized = count
                 }
-                return Reading(
-                    samples: samples, transcript: transcript ?? transcriptDeltas, audioTokens: response.usage?.outputTokenDetails?.audioTokens)
-            default:
+                return Reading(samples: samples, transcript: transcript ?? transcriptDeltas, audioTokens: response.usage?.outputAudioTokens)
+            case .sessionCreated, .sessionUpdated, .speechStarted, .speechStopped, .calleeTranscript, .responseCreated, .functionCall, .other:
                 break
             }
             return nil
         }
 
         /// The ``ProviderError`` of an `error` event's or a failed response's error object.
-        static func providerError(_ error: ErrorBody?, fallback: String = "the OpenAI Realtime API reported an error") -> ProviderError {
-            let message = error?.message.flatMap { $0.isEmpty ? nil : $0 } ?? fallback
-            switch (error?.type, error?.code) {
+        static func providerError(_ error: RealtimeErrorDetail?, fallback: String = "the OpenAI Realtime API reported an error") -> ProviderError {
+            let message = error.flatMap { $0.message.isEmpty ? nil : $0.message } ?? fallback
+            // A missing `type` reads as `unknown` (RealtimeErrorDetail): like no error object, the service's fault.
+            switch (error.flatMap { $0.type == "unknown" ? nil : $0.type }, error?.code) {
             case (_, "insufficient_quota"), ("insufficient_quota", _):
                 return .quotaExceeded(message: message)
             case (_, "rate_limit_exceeded"), ("rate_limit_exceeded", _), ("rate_limit_error", _):
@@ -356,193 +338,6 @@ public struct OpenAIRealtimeSpeechSynthesizer: SpeechSynthesizer {
             default:
                 return .rejected(httpStatus: 400, code: error?.code, message: message)
             }
-        }
-    }
-
-    // MARK: - Wire types
-
-    struct SessionUpdate: Encodable {
-        let type: String
-        let session: Session
-
-        enum CodingKeys: String, CodingKey {
-            case type, session
-        }
-    }
-
-    enum Voice: Encodable {
-        case builtIn(String)
-        case custom(id: String)
-
-        enum CustomKeys: String, CodingKey {
-            case id
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            switch self {
-            case .builtIn(let name):
-                var container = encoder.singleValueContainer()
-                try container.encode(name)
-            case .custom(let id):
-                var container = encoder.container(keyedBy: CustomKeys.self)
-                try container.encode(id, forKey: .id)
-            }
-        }
-    }
-
-    struct Reasoning: Encodable {
-        let effort: String
-
-        enum CodingKeys: String, CodingKey {
-            case effort
-        }
-    }
-
-    /// The `session` of `session.update` (`RealtimeSessionCreateRequestGA`).
-    struct Session: Encodable {
-        let instructions: String
-        let voice: Voice
-        let reasoning: Reasoning?
-
-        enum CodingKeys: String, CodingKey {
-            case type, instructions, audio, reasoning
-            case outputModalities = "output_modalities"
-        }
-
-        enum AudioKeys: String, CodingKey {
-            case input, output
-        }
-
-        enum InputKeys: String, CodingKey {
-            case turnDetection = "turn_detection"
-        }
-
-        enum OutputKeys: String, CodingKey {
-            case format, voice
-        }
-
-        enum FormatKeys: String, CodingKey {
-            case type, rate
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode("realtime", forKey: .type)
-            try container.encode(["audio"], forKey: .outputModalities)
-            try container.encode(instructions, forKey: .instructions)
-            var audio = container.nestedContainer(keyedBy: AudioKeys.self, forKey: .audio)
-            var input = audio.nestedContainer(keyedBy: InputKeys.self, forKey: .input)
-            try input.encodeNil(forKey: .turnDetection)
-            var output = audio.nestedContainer(keyedBy: OutputKeys.self, forKey: .output)
-            var format = output.nestedContainer(keyedBy: FormatKeys.self, forKey: .format)
-            try format.encode("audio/pcm", forKey: .type)
-            try format.encode(OpenAIRealtimeSpeechSynthesizer.sampleRate, forKey: .rate)
-            try output.encode(voice, forKey: .voice)
-            try container.encodeIfPresent(reasoning, forKey: .reasoning)
-        }
-    }
-
-    struct ItemCreate: Encodable {
-        let type: String
-        let item: Item
-
-        enum CodingKeys: String, CodingKey {
-            case type, item
-        }
-    }
-
-    struct Item: Encodable {
-        let type: String
-        let role: String
-        let content: [Content]
-
-        enum CodingKeys: String, CodingKey {
-            case type, role, content
-        }
-    }
-
-    struct Content: Encodable {
-        let type: String
-        let text: String
-
-        enum CodingKeys: String, CodingKey {
-            case type, text
-        }
-    }
-
-    struct EventType: Decodable {
-        let type: String
-
-        enum CodingKeys: String, CodingKey {
-            case type
-        }
-    }
-
-    /// The members of the server events read here (the rest of each event is ignored).
-    struct ServerEvent: Decodable {
-        let type: String
-        let delta: String?
-        let transcript: String?
-        let response: ResponseBody?
-        let error: ErrorBody?
-
-        enum CodingKeys: String, CodingKey {
-            case type, delta, transcript, response, error
-        }
-    }
-
-    struct ResponseBody: Decodable {
-        let status: String?
-        let statusDetails: StatusDetails?
-        let usage: Usage?
-
-        enum CodingKeys: String, CodingKey {
-            case status, usage
-            case statusDetails = "status_details"
-        }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            status = try? container.decodeIfPresent(String.self, forKey: .status)
-            statusDetails = try? container.decodeIfPresent(StatusDetails.self, forKey: .statusDetails)
-            // Usage is informational: numbers that do not fit are dropped, never trusted or trapped on.
-            usage = try? container.decodeIfPresent(Usage.self, forKey: .usage)
-        }
-    }
-
-    struct StatusDetails: Decodable {
-        let type: String?
-        let reason: String?
-        let error: ErrorBody?
-
-        enum CodingKeys: String, CodingKey {
-            case type, reason, error
-        }
-    }
-
-    struct Usage: Decodable {
-        let outputTokenDetails: OutputTokenDetails?
-
-        enum CodingKeys: String, CodingKey {
-            case outputTokenDetails = "output_token_details"
-        }
-    }
-
-    struct OutputTokenDetails: Decodable {
-        let audioTokens: Int?
-
-        enum CodingKeys: String, CodingKey {
-            case audioTokens = "audio_tokens"
-        }
-    }
-
-    struct ErrorBody: Decodable {
-        let type: String?
-        let code: String?
-        let message: String?
-
-        enum CodingKeys: String, CodingKey {
-            case type, code, message
         }
     }
 }

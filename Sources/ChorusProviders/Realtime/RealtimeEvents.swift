@@ -209,6 +209,23 @@ public enum RealtimeClientEvent {
         encode(ResponseCreate(type: "response.create", response: .init(instructions: instructions)))
     }
 
+    /// `session.update` of a speech session (``OpenAIRealtimeSpeechSynthesizer``): audio out only as 16-bit PCM at
+    /// `sampleRate`, nothing listened to (`turn_detection: null`), the voice (a built-in name, or a custom `voice_…` id
+    /// sent as `{id}`), and `reasoning.effort` for the reasoning models.
+    public static func speechSessionUpdate(instructions: String, voice: String, sampleRate: Int, reasoningEffort: String?) -> String {
+        encode(
+            SpeechSessionUpdate(
+                type: "session.update",
+                session: .init(
+                    instructions: instructions, voice: voice.hasPrefix("voice_") ? .custom(id: voice) : .builtIn(voice), sampleRate: sampleRate,
+                    reasoning: reasoningEffort.map(SpeechSessionUpdate.Reasoning.init(effort:)))))
+    }
+
+    /// `conversation.item.create` with a user message of `text` (`input_text`).
+    public static func userText(_ text: String) -> String {
+        encode(UserMessage(type: "conversation.item.create", item: .init(type: "message", role: "user", content: [.init(type: "input_text", text: text)])))
+    }
+
     /// `response.cancel`: stops the response in progress.
     public static func responseCancel() -> String { #"{"type":"response.cancel"}"# }
 
@@ -341,6 +358,116 @@ public enum RealtimeClientEvent {
         }
     }
 
+    struct SpeechSessionUpdate: Encodable {
+        let type: String
+        let session: Session
+
+        enum CodingKeys: String, CodingKey {
+            case type, session
+        }
+
+        enum Voice: Encodable {
+            case builtIn(String)
+            case custom(id: String)
+
+            enum CustomKeys: String, CodingKey {
+                case id
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                switch self {
+                case .builtIn(let name):
+                    var container = encoder.singleValueContainer()
+                    try container.encode(name)
+                case .custom(let id):
+                    var container = encoder.container(keyedBy: CustomKeys.self)
+                    try container.encode(id, forKey: .id)
+                }
+            }
+        }
+
+        struct Reasoning: Encodable {
+            let effort: String
+
+            enum CodingKeys: String, CodingKey {
+                case effort
+            }
+        }
+
+        /// The `session` (`RealtimeSessionCreateRequestGA`).
+        struct Session: Encodable {
+            let instructions: String
+            let voice: Voice
+            let sampleRate: Int
+            let reasoning: Reasoning?
+
+            enum CodingKeys: String, CodingKey {
+                case type, instructions, audio, reasoning
+                case outputModalities = "output_modalities"
+            }
+
+            enum AudioKeys: String, CodingKey {
+                case input, output
+            }
+
+            enum InputKeys: String, CodingKey {
+                case turnDetection = "turn_detection"
+            }
+
+            enum OutputKeys: String, CodingKey {
+                case format, voice
+            }
+
+            enum FormatKeys: String, CodingKey {
+                case type, rate
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode("realtime", forKey: .type)
+                try container.encode(["audio"], forKey: .outputModalities)
+                try container.encode(instructions, forKey: .instructions)
+                var audio = container.nestedContainer(keyedBy: AudioKeys.self, forKey: .audio)
+                var input = audio.nestedContainer(keyedBy: InputKeys.self, forKey: .input)
+                try input.encodeNil(forKey: .turnDetection)
+                var output = audio.nestedContainer(keyedBy: OutputKeys.self, forKey: .output)
+                var format = output.nestedContainer(keyedBy: FormatKeys.self, forKey: .format)
+                try format.encode("audio/pcm", forKey: .type)
+                try format.encode(sampleRate, forKey: .rate)
+                try output.encode(voice, forKey: .voice)
+                try container.encodeIfPresent(reasoning, forKey: .reasoning)
+            }
+        }
+    }
+
+    struct UserMessage: Encodable {
+        let type: String
+        let item: Item
+
+        enum CodingKeys: String, CodingKey {
+            case type, item
+        }
+
+        struct Item: Encodable {
+            let type: String
+            let role: String
+            let content: [Content]
+
+            enum CodingKeys: String, CodingKey {
+                case type, role, content
+            }
+        }
+
+        struct Content: Encodable {
+            let type: String
+            let text: String
+
+            enum CodingKeys: String, CodingKey {
+                case type, text
+            }
+        }
+    }
+
     struct Truncate: Encodable {
         let type: String
         let itemID: String
@@ -361,17 +488,21 @@ public enum RealtimeServerEvent: Sendable, Equatable {
     case sessionCreated
     case sessionUpdated
     /// `response.output_audio.delta`: base64 audio (a slice of the received bytes) of an assistant item.
-    case audioDelta(itemID: String, delta: ByteBuffer)
+    case audioDelta(itemID: String?, delta: ByteBuffer)
+    /// An event of a known type that cannot be used as it is (an audio delta that is not base64), with the reason.
+    case malformed(type: String, reason: String)
     /// `input_audio_buffer.speech_started`.
     case speechStarted
     /// `input_audio_buffer.speech_stopped`.
     case speechStopped
     /// `conversation.item.input_audio_transcription.completed`: what the callee said.
     case calleeTranscript(itemID: String?, text: String)
-    /// `response.output_audio_transcript.done`: what the assistant said.
-    case assistantTranscript(itemID: String?, text: String)
-    /// `response.done` with the response's status (`completed`, `cancelled`, `failed`, `incomplete`).
-    case responseDone(status: String?)
+    /// `response.output_audio_transcript.done`: what the assistant said (`nil` when the event has no transcript).
+    case assistantTranscript(itemID: String?, text: String?)
+    /// `response.output_audio_transcript.delta`: a piece of what the assistant is saying.
+    case assistantTranscriptDelta(itemID: String?, text: String)
+    /// `response.done`: the response's outcome and usage.
+    case responseDone(RealtimeResponseOutcome)
     /// `response.created`: a response started.
     case responseCreated
     /// `response.function_call_arguments.done`: the model called the function `name` (arguments as JSON text).
@@ -408,10 +539,13 @@ public enum RealtimeServerEvent: Sendable, Equatable {
                 decoded = .calleeTranscript(itemID: itemID, text: event?.transcript ?? "")
             case "response.output_audio_transcript.done":
                 let event = try? JSONDecoder().decode(Transcript.self, from: Data(bytes))
-                decoded = .assistantTranscript(itemID: itemID, text: event?.transcript ?? "")
+                decoded = .assistantTranscript(itemID: itemID, text: event?.transcript)
+            case "response.output_audio_transcript.delta":
+                let event = try? JSONDecoder().decode(TranscriptDelta.self, from: Data(bytes))
+                decoded = .assistantTranscriptDelta(itemID: itemID, text: event?.delta ?? "")
             case "response.done":
                 let event = try? JSONDecoder().decode(ResponseDone.self, from: Data(bytes))
-                decoded = .responseDone(status: event?.response.status)
+                decoded = .responseDone(event?.response ?? RealtimeResponseOutcome(status: nil))
             case "response.function_call_arguments.done":
                 // A call without its id or name cannot be answered: it is ignored like an unknown event.
                 guard let event = try? JSONDecoder().decode(FunctionCallDone.self, from: Data(bytes)) else { return (type, itemID, delta, .other(type: type)) }
@@ -428,10 +562,10 @@ public enum RealtimeServerEvent: Sendable, Equatable {
         if let decoded = scanned.decoded { return decoded }
         switch scanned.type {
         case "response.output_audio.delta":
-            guard let delta = scanned.delta, let itemID = scanned.itemID,
-                let slice = text.getSlice(at: text.readerIndex + delta.lowerBound, length: delta.count)
-            else { return nil }
-            return .audioDelta(itemID: itemID, delta: slice)
+            guard let delta = scanned.delta, let slice = text.getSlice(at: text.readerIndex + delta.lowerBound, length: delta.count) else {
+                return .malformed(type: scanned.type, reason: "an audio delta that is not base64")
+            }
+            return .audioDelta(itemID: scanned.itemID, delta: slice)
         case "input_audio_buffer.speech_started": return .speechStarted
         case "input_audio_buffer.speech_stopped": return .speechStopped
         case "session.created": return .sessionCreated
@@ -461,16 +595,16 @@ public enum RealtimeServerEvent: Sendable, Equatable {
         }
     }
 
-    struct ResponseDone: Decodable {
-        let response: Response
+    struct TranscriptDelta: Decodable {
+        let delta: String
 
-        struct Response: Decodable {
-            let status: String?
-
-            enum CodingKeys: String, CodingKey {
-                case status
-            }
+        enum CodingKeys: String, CodingKey {
+            case delta
         }
+    }
+
+    struct ResponseDone: Decodable {
+        let response: RealtimeResponseOutcome
 
         enum CodingKeys: String, CodingKey {
             case response
@@ -518,5 +652,76 @@ public struct RealtimeErrorDetail: Sendable, Equatable, Decodable {
         type = try container.decodeIfPresent(String.self, forKey: .type) ?? "unknown"
         code = try container.decodeIfPresent(String.self, forKey: .code)
         message = try container.decodeIfPresent(String.self, forKey: .message) ?? ""
+    }
+}
+
+/// The `response` of a `response.done` event: how the response ended and what it used.
+public struct RealtimeResponseOutcome: Sendable, Equatable, Decodable {
+    /// `completed`, `cancelled`, `failed` or `incomplete`.
+    public var status: String?
+    /// Why an `incomplete` or `cancelled` response stopped (`status_details.reason`, e.g. `max_output_tokens`).
+    public var reason: String?
+    /// What failed a `failed` response (`status_details.error`).
+    public var error: RealtimeErrorDetail?
+    /// The tokens used, when reported.
+    public var usage: RealtimeUsage?
+
+    public init(status: String?, reason: String? = nil, error: RealtimeErrorDetail? = nil, usage: RealtimeUsage? = nil) {
+        self.status = status
+        self.reason = reason
+        self.error = error
+        self.usage = usage
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case status, usage
+        case statusDetails = "status_details"
+    }
+
+    enum StatusDetailsKeys: String, CodingKey {
+        case reason, error
+    }
+
+    /// Every member is optional and read leniently: a member that does not fit is dropped, never trusted or trapped on.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        status = try? container.decodeIfPresent(String.self, forKey: .status)
+        let details = try? container.nestedContainer(keyedBy: StatusDetailsKeys.self, forKey: .statusDetails)
+        reason = (try? details?.decodeIfPresent(String.self, forKey: .reason)) ?? nil
+        error = (try? details?.decodeIfPresent(RealtimeErrorDetail.self, forKey: .error)) ?? nil
+        usage = try? container.decodeIfPresent(RealtimeUsage.self, forKey: .usage)
+    }
+}
+
+/// The `usage` of a realtime response (`response.done`): tokens in and out, by modality.
+public struct RealtimeUsage: Sendable, Equatable, Decodable {
+    public var inputTokens: Int?
+    public var outputTokens: Int?
+    /// `output_token_details.audio_tokens`: the audio the model produced.
+    public var outputAudioTokens: Int?
+
+    public init(inputTokens: Int? = nil, outputTokens: Int? = nil, outputAudioTokens: Int? = nil) {
+        self.inputTokens = inputTokens
+        self.outputTokens = outputTokens
+        self.outputAudioTokens = outputAudioTokens
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case inputTokens = "input_tokens"
+        case outputTokens = "output_tokens"
+        case outputTokenDetails = "output_token_details"
+    }
+
+    enum DetailsKeys: String, CodingKey {
+        case audioTokens = "audio_tokens"
+    }
+
+    /// Numbers that do not fit an `Int` are dropped.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        inputTokens = (try? container.decodeIfPresent(Int.self, forKey: .inputTokens)) ?? nil
+        outputTokens = (try? container.decodeIfPresent(Int.self, forKey: .outputTokens)) ?? nil
+        let details = try? container.nestedContainer(keyedBy: DetailsKeys.self, forKey: .outputTokenDetails)
+        outputAudioTokens = (try? details?.decodeIfPresent(Int.self, forKey: .audioTokens)) ?? nil
     }
 }

@@ -294,7 +294,7 @@ final class MediaStreamBridge: @unchecked Sendable {
         let received = NIODeadline.now()
         guard let event = RealtimeServerEvent.parse(text) else { return }
         switch event {
-        case .audioDelta(let itemID, let delta):
+        case .audioDelta(let itemID?, let delta):
             lock.withLock {
                 guard machine != nil else { return }
                 let padding = delta.readableBytesView.suffix(2).filter { $0 == UInt8(ascii: "=") }.count
@@ -342,14 +342,14 @@ final class MediaStreamBridge: @unchecked Sendable {
         case .calleeTranscript(let itemID, let text):
             transcribed(.callee, text: text, itemID: itemID)
         case .assistantTranscript(let itemID, let text):
-            transcribed(.assistant, text: text, itemID: itemID)
+            transcribed(.assistant, text: text ?? "", itemID: itemID)
         case .error(let detail):
             logger.warning(
                 "realtime error", metadata: ["type": .string(detail.type), "code": .string(detail.code ?? "-"), "message": .string(detail.message)])
             if !detail.isRecoverable {
                 perform(lock.withLock { machine?.realtimeFailed() ?? [] })
             }
-        case .sessionCreated, .sessionUpdated, .other:
+        case .sessionCreated, .sessionUpdated, .audioDelta(nil, _), .malformed, .assistantTranscriptDelta, .other:
             break
         }
     }
