@@ -184,21 +184,53 @@ public struct ScheduleCallRequest: Codable, Sendable, Equatable {
     }
 }
 
+/// Where a scheduled call is in its life. Open: a value this version does not know decodes as itself (``isKnown`` is
+/// then `false`). The server's schedules move `scheduled` → `placing` → `placed`/`refused`/`failed`, or `scheduled` →
+/// `cancelled`.
+public struct ScheduledCallStatus: OpenEnum, CaseIterable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Waiting for its time; it can still be cancelled.
+    public static let scheduled: ScheduledCallStatus = "scheduled"
+    /// Being placed now.
+    public static let placing: ScheduledCallStatus = "placing"
+    /// Placed: see the schedule's `call_sid`.
+    public static let placed: ScheduledCallStatus = "placed"
+    /// Not placed because the allowance was used up by then (or the call was refused).
+    public static let refused: ScheduledCallStatus = "refused"
+    /// Not placed because of an error.
+    public static let failed: ScheduledCallStatus = "failed"
+    /// Cancelled by the user.
+    public static let cancelled: ScheduledCallStatus = "cancelled"
+
+    /// The known statuses.
+    public static let allCases: [ScheduledCallStatus] = [.scheduled, .placing, .placed, .refused, .failed, .cancelled]
+
+    /// Whether this version knows the value.
+    public var isKnown: Bool { Self.allCases.contains(self) }
+
+    /// The value if this version knows it, else `nil`.
+    public init?(known rawValue: String) {
+        self.init(rawValue: rawValue)
+        guard isKnown else { return nil }
+    }
+}
+
 /// A scheduled call: the answer of schedule-call and an item of `GET /mobile/scheduled-calls`.
 public struct ScheduledCallDTO: Codable, Sendable, Equatable {
     public var scheduleID: Int
     public var phoneNumber: String
     public var scenario: String
     public var scheduledTime: Date
-    /// `scheduled`, `placing`, `placed`, `refused`, `failed` or `cancelled`.
-    public var status: String
+    public var status: ScheduledCallStatus
     /// The call placed for it, once placed.
     public var callSid: String?
     /// Why it was not placed (`refused`/`failed`).
     public var failureReason: String?
 
     public init(
-        scheduleID: Int, phoneNumber: String, scenario: String, scheduledTime: Date, status: String,
+        scheduleID: Int, phoneNumber: String, scenario: String, scheduledTime: Date, status: ScheduledCallStatus,
         callSid: String? = nil, failureReason: String? = nil
     ) {
         self.scheduleID = scheduleID

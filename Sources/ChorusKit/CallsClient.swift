@@ -86,7 +86,7 @@ public struct CallsClient: Sendable {
     // MARK: Scheduled calls
 
     /// Schedules a call for later. The allowance is checked now (nothing is charged until the call is placed); if
-    /// it is used up by then, the schedule ends ``ScheduledCall/Status-swift.enum/refused``.
+    /// it is used up by then, the schedule ends `refused` (``ScheduledCall/status``).
     ///
     /// The request carries `Idempotency-Key: idempotencyKey`, also on every retry, like
     /// ``makeCall(to:scenario:idempotencyKey:)``: a request repeated after a lost answer gets the original schedule
@@ -114,11 +114,11 @@ public struct CallsClient: Sendable {
         try await session.send(API.Calls.scheduledCalls.request()).scheduledCalls.map(ScheduledCall.init)
     }
 
-    /// Cancels a scheduled call that is still ``ScheduledCall/Status-swift.enum/scheduled``. Cancelling it again
+    /// Cancels a scheduled call that is still `scheduled` (``ScheduledCall/status``). Cancelling it again
     /// succeeds again.
     ///
     /// - Parameter id: a ``ScheduledCall/id``.
-    /// - Returns: the schedule, now ``ScheduledCall/Status-swift.enum/cancelled``.
+    /// - Returns: the schedule, now `cancelled`.
     /// - Throws: ``ChorusError/notFound`` when the user has no such schedule; ``ChorusError/api(status:detail:)``
     ///   (409) when the call is already being placed or over.
     @discardableResult

@@ -3,11 +3,11 @@ import Foundation
 
 /// A call of the user's history (`GET /mobile/call-history`), from ``CallsClient/callHistory(limit:)``.
 public struct Call: Sendable, Hashable, Identifiable {
-    /// Where the call is in its life, as the phone network reports it: the wire's open ``ChorusAPI/CallStatus``
-    /// (``ChorusAPI/CallStatus/isFinal`` tells whether the call is over; a value a newer server added is kept as is).
+    /// Where the call is in its life, as the phone network reports it: the wire's open value, ChorusAPI's `CallStatus`
+    /// (`isFinal` tells whether the call is over; a value a newer server added is kept as is, `isKnown` is `false`).
     public typealias Status = CallStatus
 
-    /// Why a call ended: the wire's open ``ChorusAPI/EndedReason``.
+    /// Why a call ended: the wire's open value, ChorusAPI's `EndedReason`.
     public typealias EndReason = EndedReason
 
     /// The call's id (`CA…`); pass it to ``CallsClient/call(sid:)`` for the transcript.
@@ -207,52 +207,9 @@ public struct RemainingCalls: Sendable, Hashable {
 
 /// A call scheduled for later (`POST /mobile/schedule-call`, `GET /mobile/scheduled-calls`).
 public struct ScheduledCall: Sendable, Hashable, Identifiable {
-    /// Where the schedule is in its life.
-    public enum Status: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// Waiting for its time (`scheduled`); it can still be cancelled.
-        case scheduled
-        /// Being placed now (`placing`).
-        case placing
-        /// Placed: see ``ScheduledCall/callSid`` (`placed`).
-        case placed
-        /// Not placed because the allowance was used up by then (`refused`).
-        case refused
-        /// Not placed because of an error (`failed`).
-        case failed
-        /// Cancelled by the user (`cancelled`).
-        case cancelled
-        /// A status this version of the SDK does not know.
-        case unknown(String)
-
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "scheduled": self = .scheduled
-            case "placing": self = .placing
-            case "placed": self = .placed
-            case "refused": self = .refused
-            case "failed": self = .failed
-            case "cancelled": self = .cancelled
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value.
-        public var rawValue: String {
-            switch self {
-            case .scheduled: "scheduled"
-            case .placing: "placing"
-            case .placed: "placed"
-            case .refused: "refused"
-            case .failed: "failed"
-            case .cancelled: "cancelled"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
+    /// Where the schedule is in its life: the wire's open value, ChorusAPI's `ScheduledCallStatus` (`scheduled`,
+    /// `placing`, `placed`, `refused`, `failed`, `cancelled`; a value a newer server added is kept as is).
+    public typealias Status = ScheduledCallStatus
 
     /// The schedule's id; pass it to ``CallsClient/cancelScheduledCall(id:)``.
     public var id: Int
@@ -266,7 +223,7 @@ public struct ScheduledCall: Sendable, Hashable, Identifiable {
     public var status: Status
     /// The call placed for it, once placed.
     public var callSid: String?
-    /// Why it was not placed (``Status-swift.enum/refused`` or ``Status-swift.enum/failed``).
+    /// Why it was not placed (status `refused` or `failed`).
     public var failureReason: String?
 
     /// Converts the wire format.
@@ -275,7 +232,7 @@ public struct ScheduledCall: Sendable, Hashable, Identifiable {
         phoneNumber = dto.phoneNumber
         scenarioID = dto.scenario
         scheduledTime = dto.scheduledTime
-        status = Status(rawValue: dto.status)
+        status = dto.status
         callSid = dto.callSid
         failureReason = dto.failureReason
     }

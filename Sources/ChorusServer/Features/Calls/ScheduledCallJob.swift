@@ -19,7 +19,7 @@ struct ScheduledCallJob {
             guard try await store.schedules.transitionSchedule(id: id, from: .scheduled, to: .placing) else { return }  // cancelled meanwhile
         case .placing:
             break  // a previous attempt was interrupted
-        case .placed, .refused, .failed, .cancelled:
+        default:  // placed, refused, failed or cancelled: over
             return
         }
         if let existing = try await store.calls.call(scheduleID: id) {

@@ -2,30 +2,20 @@ import ChorusAPI
 import Foundation
 import SQLKit
 
-/// The state of a scheduled call.
-enum ScheduleState: String, Sendable {
-    case scheduled
-    case placing
-    case placed
-    case refused
-    case failed
-    case cancelled
-}
-
 struct ScheduleRecord: Sendable, Equatable {
     var id: Int
     var userID: String
     var phoneNumber: String
     var scenario: String
     var scheduledTime: Date
-    var state: ScheduleState
+    var state: ScheduledCallStatus
     var jobID: Int?
     var callID: Int?
     var failureReason: String?
 
     func dto(callSid: String?) -> ScheduledCallDTO {
         ScheduledCallDTO(
-            scheduleID: id, phoneNumber: phoneNumber, scenario: scenario, scheduledTime: scheduledTime, status: state.rawValue,
+            scheduleID: id, phoneNumber: phoneNumber, scenario: scenario, scheduledTime: scheduledTime, status: state,
             callSid: callSid, failureReason: failureReason
         )
     }
@@ -45,7 +35,7 @@ struct ScheduleStore: StoreArea {
                     """
                     INSERT INTO scheduled_calls (user_id, phone_number, scenario, scheduled_time, status, created_at)
                     VALUES (\(bind: userID), \(bind: phoneNumber), \(bind: scenario), \(bind: time.epochMillis),
-                      \(bind: ScheduleState.scheduled.rawValue), \(bind: now.epochMillis))
+                      \(bind: ScheduledCallStatus.scheduled.rawValue), \(bind: now.epochMillis))
                     RETURNING id
                     """
                 ).first()
@@ -80,8 +70,8 @@ struct ScheduleStore: StoreArea {
         try await writeTransaction { tx in
             let cancelled = try await tx.sql.raw(
                 """
-                UPDATE scheduled_calls SET status = \(bind: ScheduleState.cancelled.rawValue)
-                WHERE id = \(bind: Int64(id)) AND user_id = \(bind: userID) AND status = \(bind: ScheduleState.scheduled.rawValue)
+                UPDATE scheduled_calls SET status = \(bind: ScheduledCallStatus.cancelled.rawValue)
+                WHERE id = \(bind: Int64(id)) AND user_id = \(bind: userID) AND status = \(bind: ScheduledCallStatus.scheduled.rawValue)
                 RETURNING job_id
                 """
             ).first()
@@ -100,7 +90,7 @@ struct ScheduleStore: StoreArea {
     }
 
     /// Moves a schedule from `from` to `to` (compare-and-set). Returns whether it moved.
-    func transitionSchedule(id: Int, from: ScheduleState, to: ScheduleState, callID: Int? = nil, reason: String? = nil) async throws -> Bool {
+    func transitionSchedule(id: Int, from: ScheduledCallStatus, to: ScheduledCallStatus, callID: Int? = nil, reason: String? = nil) async throws -> Bool {
         try await sql.raw(
             """
             UPDATE scheduled_calls SET status = \(bind: to.rawValue), call_id = COALESCE(\(bind: callID.map(Int64.init)), call_id),
@@ -115,7 +105,7 @@ struct ScheduleStore: StoreArea {
         ScheduleRecord(
             id: try row.int("id"), userID: try row.string("user_id"), phoneNumber: try row.string("phone_number"),
             scenario: try row.string("scenario"), scheduledTime: try row.date("scheduled_time"),
-            state: ScheduleState(rawValue: try row.string("status")) ?? .failed, jobID: try row.optionalInt("job_id"),
+            state: ScheduledCallStatus(known: try row.string("status")) ?? .failed, jobID: try row.optionalInt("job_id"),
             callID: try row.optionalInt("call_id"), failureReason: try row.optionalString("failure_reason")
         )
     }
