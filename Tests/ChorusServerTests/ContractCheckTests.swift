@@ -55,9 +55,12 @@ struct ContractCheckTests {
         #expect(noContent.violations.count == 1 && noContent.violations[0].contains("documents no content"), "\(noContent)")
     }
 
-    @Test("exempt: unrouted 404s with an error body, CORS preflights")
+    @Test("exempt: unrouted 404s and 405s with an error body, CORS preflights")
     func exemptAnswers() throws {
         #expect(try check(#"{"detail":"Not Found"}"#, route: nil, path: "/nowhere", status: 404) == .init(operation: nil, violations: []))
+        let notAllowed = #"{"detail":"Method Not Allowed"}"#
+        #expect(try check(notAllowed, method: "PATCH", route: "/messages/{message_id}", path: "/messages/search", status: 405).violations == [])
+        #expect(try check(notAllowed, method: "DELETE", route: nil, path: "/mobile/usage-stats", status: 405).violations == [])
         let badBody = try check(#"{"error":"Not Found"}"#, route: nil, path: "/nowhere", status: 404).violations
         #expect(badBody.contains { $0.contains("$.detail: missing required property") }, "\(badBody)")
         let preflight = try ContractCheck.chorus().check(

@@ -14,9 +14,11 @@ import Vapor
 ///   list is a problem) and formats (`date-time`, `uuid`, ...).
 ///
 /// Streamed bodies (server-sent events, files) and WebSocket upgrades are checked for status and content type only.
-/// Exempt by design: requests no route matched that answer 404 (tests probe absent and hidden endpoints; the body
-/// must still be an `ErrorResponse`) and CORS preflights (`OPTIONS` with `Access-Control-Request-Method`, answered
-/// by the CORS middleware, which the contract leaves out).
+/// Exempt by design (the body must still be an `ErrorResponse`): requests no route matched that answer 404 (tests
+/// probe absent and hidden endpoints) and every 405 (a method the contract has no operation for at an existing path,
+/// including one a parameter route would have caught, such as `PATCH /messages/search`: `ChorusErrorMiddleware`);
+/// and CORS preflights (`OPTIONS` with `Access-Control-Request-Method`, answered by the CORS middleware, which the
+/// contract leaves out).
 public struct ContractCheck: Sendable {
     private let validator: SpecSchemaValidator
     /// Operations by upper-cased method and path template.
@@ -69,9 +71,9 @@ public struct ContractCheck: Sendable {
         isPreflight: Bool = false
     ) -> Outcome {
         let label = "\(method) \(path) → \(status)"
-        guard let route else {
+        guard let route, status != 405 else {
             if isPreflight, method == "OPTIONS" { return Outcome(operation: nil, violations: []) }
-            guard status == 404 else {
+            guard status == 404 || status == 405 else {
                 return Outcome(operation: nil, violations: ["\(label): answered by no route (the contract documents no such operation)"])
             }
             return Outcome(operation: nil, violations: bodyProblems(label, errorResponse, contentType: contentType, body: body))
@@ -195,12 +197,14 @@ public final class ContractCheckRecorder: Sendable {
     /// How many answers were exempt (unrouted 404s, CORS preflights).
     public var exempt: Int { state.withLockedValue(\.exempt) }
 
-    /// Appends one line per checked answer (`METHOD /template status`) and one per exempt one (`exempt`) to the file
-    /// named by `CHORUS_CONTRACT_LOG`, if set: how a test run counts the answers it validated.
+    /// Appends one line per checked answer (`METHOD /template status`), one per exempt one (`exempt`) and one per
+    /// violation (`violation: ...`) to the file named by `CHORUS_CONTRACT_LOG`, if set: how a test run counts the
+    /// answers it validated.
     public func appendToLog() {
         guard let path = ProcessInfo.processInfo.environment["CHORUS_CONTRACT_LOG"], !path.isEmpty else { return }
-        let (checked, exempt) = state.withLockedValue { ($0.checked, $0.exempt) }
+        let (checked, exempt, violations) = state.withLockedValue { ($0.checked, $0.exempt, $0.violations) }
         let lines = checked.map { "\($0)\n" }.joined() + String(repeating: "exempt\n", count: exempt)
+            + violations.map { "violation: \($0.replacingOccurrences(of: "\n", with: " "))\n" }.joined()
         guard !lines.isEmpty else { return }
         Self.logLock.withLock {
             if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
