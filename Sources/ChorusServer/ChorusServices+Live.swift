@@ -29,6 +29,18 @@ extension ChorusServices {
         var providers = try ProviderSet.live(app, configuration: configuration, embedded: embedded, observer: providerHealth, options: options)
         options.overrideProviders(&providers)
 
+        // The model lifecycle check (issue 22): OpenAI's model list at startup and every interval. Production refuses to
+        // start with a configured model that is shut down or not offered; a list that cannot be read only warns.
+        let metrics = PrometheusCollectorRegistry()
+        let modelLifecycle = ModelLifecycleWatch(
+            models: configuration.openAIModels, catalog: providers.models, interval: configuration.modelCheckInterval, clock: options.clock,
+            registry: metrics, logger: app.logger)
+        // Without an OpenAI account the provider is the emulator on this very server, which answers once it listens.
+        // Checked before anything that needs shutting down is made (the SQLite read pool), so a refusal leaves nothing open.
+        if configuration.isProduction, configuration.openAI != nil {
+            let unusable = await modelLifecycle.checkBeforeServing().unusable
+            guard unusable.isEmpty else { throw ConfigurationError(problems: unusable.map(\.summary)) }
+        }
         let bridges = CallBridgeRegistry(
             connector: providers.realtime, eventLoopGroup: app.eventLoopGroup, metrics: options.bridgeMetrics,
             expiry: .seconds(CallPlacement.ringTimeoutSeconds + 60), observer: providerHealth, logger: app.logger)
@@ -46,17 +58,6 @@ extension ChorusServices {
             fanout = PostgresFanout(hub: hub, configuration: try SQLPostgresConfiguration(url: url), logger: app.logger)
         } else {
             fanout = LocalFanout(hub: hub)
-        }
-        // The model lifecycle check (issue 22): OpenAI's model list at startup and every interval. Production refuses to
-        // start with a configured model that is shut down or not offered; a list that cannot be read only warns.
-        let metrics = PrometheusCollectorRegistry()
-        let modelLifecycle = ModelLifecycleWatch(
-            models: configuration.openAIModels, catalog: providers.models, interval: configuration.modelCheckInterval, clock: options.clock,
-            registry: metrics, logger: app.logger)
-        // Without an OpenAI account the provider is the emulator on this very server, which answers once it listens.
-        if configuration.isProduction, configuration.openAI != nil {
-            let unusable = await modelLifecycle.checkBeforeServing().unusable
-            guard unusable.isEmpty else { throw ConfigurationError(problems: unusable.map(\.summary)) }
         }
         let spool = configuration.dataDirectory.appendingPathComponent("spool")
         try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
