@@ -109,6 +109,17 @@ struct HardeningTests {
         }
     }
 
+    @Test("trial and add-on days past 100 years are a configuration error, not a trap multiplying them into seconds")
+    func dayCountsAreBounded() throws {
+        for key in ["CHORUS_TRIAL_DAYS", "CHORUS_ADDON_DAYS"] {
+            for value in ["36501", "9223372036854775807"] {
+                #expect(throws: ConfigurationError.self, "\(key)=\(value)") { try ChorusConfiguration.load(from: [key: value]) }
+            }
+        }
+        let longest = try ChorusConfiguration.load(from: ["CHORUS_TRIAL_DAYS": "36500", "CHORUS_ADDON_DAYS": "36500"])
+        #expect(longest.plans.trial.period == 36_500 * 86_400 && longest.plans.addon.validity == 36_500 * 86_400)
+    }
+
     @Test("chorus serve on 0.0.0.0 in development stops with EX_CONFIG and says why")
     func serveRefusesNetworkAddress() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-net-\(UUID().uuidString)")

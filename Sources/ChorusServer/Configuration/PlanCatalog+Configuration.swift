@@ -7,8 +7,10 @@ extension PlanCatalog {
         var catalog = PlanCatalog.standard
         func positive(_ text: String) -> Int? { Int(text).flatMap { $0 > 0 ? $0 : nil } }
         func nonNegative(_ text: String) -> Int? { Int(text).flatMap { $0 >= 0 ? $0 : nil } }
+        // Days become seconds: at most 100 years, so the product always fits (a larger value is refused, not trapped on).
+        func days(_ text: String) -> Int? { positive(text).flatMap { $0 <= 36_500 ? $0 : nil } }
         catalog.trial.calls = reader.value("CHORUS_TRIAL_CALLS", default: catalog.trial.calls, parse: nonNegative)
-        catalog.trial.period = TimeInterval(reader.value("CHORUS_TRIAL_DAYS", default: 7, parse: positive) * 86_400)
+        catalog.trial.period = TimeInterval(reader.value("CHORUS_TRIAL_DAYS", default: 7, parse: days) * 86_400)
         catalog.trial.durationLimitSeconds = reader.value("CHORUS_TRIAL_CALL_SECONDS", default: 60, parse: positive)
         for tier in PlanTier.allCases {
             let prefix = "CHORUS_\(tier.rawValue.uppercased())"
@@ -26,7 +28,7 @@ extension PlanCatalog {
             }
         }
         catalog.addon.calls = reader.value("CHORUS_ADDON_CALLS", default: catalog.addon.calls, parse: positive)
-        catalog.addon.validity = TimeInterval(reader.value("CHORUS_ADDON_DAYS", default: 30, parse: positive) * 86_400)
+        catalog.addon.validity = TimeInterval(reader.value("CHORUS_ADDON_DAYS", default: 30, parse: days) * 86_400)
         catalog.addon.price = reader.string("CHORUS_ADDON_PRICE") ?? catalog.addon.price
         catalog.addon.productID = reader.string("CHORUS_ADDON_PRODUCT_ID") ?? catalog.addon.productID
         catalog.addon.durationLimitWithoutPlanSeconds = reader.value(
