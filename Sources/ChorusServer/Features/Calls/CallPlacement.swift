@@ -218,12 +218,12 @@ struct CallPlacement: Sendable {
         }
         let request = OutboundCallRequest(
             to: phoneNumber, from: services.fromNumber,
-            twimlURL: services.publicURL("/twilio/voice", query: [URLQueryItem(name: "call_id", value: String(call.id))]),
-            statusCallbackURL: services.publicURL("/call-end-webhook", query: [URLQueryItem(name: "call_id", value: String(call.id))]),
+            twimlURL: services.publicURL(API.Calls.voice.path(), query: [URLQueryItem(name: "call_id", value: String(call.id))]),
+            statusCallbackURL: services.publicURL(API.Calls.statusCallback.path(), query: [URLQueryItem(name: "call_id", value: String(call.id))]),
             statusCallbackEvents: ["initiated", "ringing", "answered", "completed"],
             timeLimitSeconds: call.durationLimit, ringTimeoutSeconds: Self.ringTimeoutSeconds,
             machineDetectionCallbackURL: services.configuration.callBridge.machineDetection
-                ? services.publicURL(TwilioWebhookController.machineDetectionPath, query: [URLQueryItem(name: "call_id", value: String(call.id))])
+                ? services.publicURL(API.Calls.machineDetection.path(), query: [URLQueryItem(name: "call_id", value: String(call.id))])
                 : nil
         )
         let placed: PlacedCall

@@ -14,9 +14,6 @@ struct TwilioWebhookController: RouteCollection {
         routes.on(API.Calls.machineDetection, use: machineDetection)
     }
 
-    /// Where Twilio reports answering-machine detection (`AsyncAmdStatusCallback`, with `?call_id=N`).
-    static let machineDetectionPath = API.Calls.machineDetection.template
-
     /// Twilio's asynchronous answering-machine detection: `AnsweredBy` is `human`, `unknown`, `fax` or
     /// `machine_end_beep|silence|other`. The call's bridge on this instance applies it (releases the AI's first words,
     /// hangs up on a machine or leaves the scenario's message). When the stream is bridged elsewhere, a machine or fax
