@@ -15,9 +15,6 @@ public enum ChorusApp {
         public var bcryptCost: Int = 12
         /// Run the durable job worker in this instance.
         public var runsJobs: Bool = true
-        /// Sandbox timing override (tests run simulated calls faster than real time). The server does not read it: the
-        /// embedded sandbox's composition (`EmbeddedSandbox`) does.
-        public var sandboxTimeScale: Double = 1
         /// Where the media bridges report their figures (the benchmark reads them).
         public var bridgeMetrics = BridgeMetrics()
         /// Where Realtime speech counts its verbatim retries (the benchmarks read them).

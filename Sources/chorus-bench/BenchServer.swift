@@ -53,7 +53,7 @@ struct BenchServer: Sendable {
         options.bcryptCost = 4
         let speechVerbatim = SpeechVerbatimStatistics()
         options.speechVerbatim = speechVerbatim
-        let embedded = try EmbeddedSandbox.forServer(app, configuration: configuration, options: options)
+        let embedded = try EmbeddedSandbox.forServer(app, configuration: configuration, clock: options.clock)
         let services = try await ChorusServices.live(app, configuration: configuration, embedded: embedded, options: options)
         try await ChorusApp.configure(app, services: services, options: options)
         try await app.asyncBoot()

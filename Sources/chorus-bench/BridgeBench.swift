@@ -256,7 +256,7 @@ struct ChorusBridgeBench {
         var options = ChorusApp.Options()
         options.bcryptCost = 4
         let metrics = options.bridgeMetrics
-        let embedded = try EmbeddedSandbox.forServer(app, configuration: configuration, options: options)
+        let embedded = try EmbeddedSandbox.forServer(app, configuration: configuration, clock: options.clock)
         let services = try await ChorusServices.live(app, configuration: configuration, embedded: embedded, options: options)
         try await ChorusApp.configure(app, services: services, options: options)
         try await app.asyncBoot()

@@ -46,7 +46,7 @@ struct Serve: AsyncParsableCommand {
         let app = try await makeApplication(configuration)
         do {
             // The sandbox under /sandbox outside production; the providers, live or sandbox; then the application.
-            let embedded = try EmbeddedSandbox.forServer(app, configuration: configuration, options: ChorusApp.Options())
+            let embedded = try EmbeddedSandbox.forServer(app, configuration: configuration)
             let services = try await ChorusServices.live(app, configuration: configuration, embedded: embedded)
             try await ChorusApp.configure(app, services: services)
             app.logger.notice(

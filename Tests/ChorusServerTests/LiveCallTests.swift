@@ -319,7 +319,7 @@ struct LiveCallTests {
 
     @Test("unanswered and busy calls close the session opened while ringing and are refunded", arguments: TestDatabase.all)
     func unansweredCloseSessions(_ database: TestDatabase) async throws {
-        try await TestServer.run(on: database, options: .fastCalls) { server in
+        try await TestServer.run(on: database, sandboxTimeScale: LoopbackServer.fastCalls) { server in
             let token = try await server.register().accessToken
             for (number, behavior, reason) in [("+14155557005", "no-answer", "no_answer"), ("+14155557006", "busy", "busy")] {
                 try await server.setCallee(number, behavior: behavior)
@@ -416,7 +416,7 @@ struct LiveCallTests {
 
     @Test("a burst of calls is paced to the configured calls per second, none refused", arguments: TestDatabase.all)
     func dialPacing(_ database: TestDatabase) async throws {
-        try await TestServer.run(on: database, environment: ["CHORUS_TWILIO_CALLS_PER_SECOND": "5"], options: .fastCalls) { server in
+        try await TestServer.run(on: database, environment: ["CHORUS_TWILIO_CALLS_PER_SECOND": "5"], sandboxTimeScale: LoopbackServer.fastCalls) { server in
             let users = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<6 { group.addTask { try await server.register().accessToken } }
                 return try await group.reduce(into: []) { $0.append($1) }

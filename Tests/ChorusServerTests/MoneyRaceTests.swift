@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import ChorusAPI
+import ChorusTestSupport
 import Foundation
 import NIOCore
 import SQLKit
@@ -169,9 +170,9 @@ struct MoneyRaceTests {
     @Test("a call the provider answers 404 for is settled as failed and refunded after a bounded number of attempts", arguments: TestDatabase.all)
     func unknownToProvider(_ database: TestDatabase) async throws {
         let clock = TestClock()
-        var options = ChorusApp.Options.fastCalls
+        var options = ChorusApp.Options.testing()
         options.clock = clock.closure
-        try await TestServer.run(on: database, options: options) { server in
+        try await TestServer.run(on: database, options: options, sandboxTimeScale: LoopbackServer.fastCalls) { server in
             let token = try await server.register().accessToken
             try await server.setCallee("+14155550921", behavior: "busy", callbacks: false)
             let lost = try await server.makeCall(token, to: "+14155550921").decode(MakeCallResponse.self)

@@ -119,7 +119,7 @@ struct NumericInputTests {
 
     @Test("a signed CallDuration of Int.max is held as a day, so the usage sums still add up", arguments: TestDatabase.all)
     func absurdCallDurations(_ database: TestDatabase) async throws {
-        try await TestServer.run(on: database, options: .fastCalls) { server in
+        try await TestServer.run(on: database, sandboxTimeScale: LoopbackServer.fastCalls) { server in
             let token = try await server.register().accessToken
             // The emulator drops its own callbacks: the only status the server gets is the one sent here.
             try await server.setCallee("+14155550616", behavior: "answer", talkSeconds: 1, callbacks: false)

@@ -1,4 +1,5 @@
 import ChorusAPI
+import ChorusTestSupport
 import Foundation
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 struct WebhookTests {
     @Test("unanswered calls (busy, no-answer, failed) are refunded once", arguments: TestDatabase.all)
     func refunds(_ database: TestDatabase) async throws {
-        try await TestServer.run(on: database, options: .fastCalls) { server in
+        try await TestServer.run(on: database, sandboxTimeScale: LoopbackServer.fastCalls) { server in
             let token = try await server.register().accessToken
             let outcomes = [("+14155550301", "busy", "busy"), ("+14155550302", "no-answer", "no_answer"), ("+14155550303", "failed", "failed")]
             for (number, behavior, reason) in outcomes {
@@ -46,7 +47,7 @@ struct WebhookTests {
 
     @Test("duplicate and out-of-order callbacks change nothing twice", arguments: TestDatabase.all)
     func ordering(_ database: TestDatabase) async throws {
-        try await TestServer.run(on: database, options: .fastCalls) { server in
+        try await TestServer.run(on: database, sandboxTimeScale: LoopbackServer.fastCalls) { server in
             let token = try await server.register().accessToken
             try await server.setCallee("+14155550501", behavior: "no-answer")
             let placed = try await server.makeCall(token, to: "+14155550501").decode(MakeCallResponse.self)
@@ -77,9 +78,9 @@ struct WebhookTests {
     @Test("calls whose final callback is lost are settled from the provider", arguments: TestDatabase.all)
     func reconciliation(_ database: TestDatabase) async throws {
         let clock = TestClock()
-        var options = ChorusApp.Options.fastCalls
+        var options = ChorusApp.Options.testing()
         options.clock = clock.closure
-        try await TestServer.run(on: database, options: options) { server in
+        try await TestServer.run(on: database, options: options, sandboxTimeScale: LoopbackServer.fastCalls) { server in
             let token = try await server.register().accessToken
             try await server.setCallee("+14155550801", behavior: "busy", callbacks: false)
             try await server.setCallee("+14155550802", behavior: "answer", talkSeconds: 2, callbacks: false)

@@ -43,12 +43,15 @@ public final class LoopbackServer: Sendable {
         "CHORUS_CALL_DISCLOSURE": "off",
     ]
 
-    /// Starts a server with `environment` over ``baseEnvironment`` on a free port. A port taken between choosing
-    /// and binding it is retried with another.
-    public static func start(environment: [String: String], options: ChorusApp.Options) async throws -> LoopbackServer {
+    /// Simulated calls at 1/50 of real time (a `sandboxTimeScale`): a 30 s ring timeout passes in 0.6 s.
+    public static let fastCalls = 0.02
+
+    /// Starts a server with `environment` over ``baseEnvironment`` on a free port; its embedded sandbox plays simulated
+    /// calls at `sandboxTimeScale` times real time. A port taken between choosing and binding it is retried with another.
+    public static func start(environment: [String: String], options: ChorusApp.Options, sandboxTimeScale: Double = 1) async throws -> LoopbackServer {
         for attempt in 1...5 {
             do {
-                return try await startOnce(environment: environment, options: options)
+                return try await startOnce(environment: environment, options: options, sandboxTimeScale: sandboxTimeScale)
             } catch let error as IOError where error.errnoCode == EADDRINUSE && attempt < 5 {
                 continue
             }
@@ -56,7 +59,7 @@ public final class LoopbackServer: Sendable {
         throw LoopbackServerError.noFreePort
     }
 
-    private static func startOnce(environment: [String: String], options: ChorusApp.Options) async throws -> LoopbackServer {
+    private static func startOnce(environment: [String: String], options: ChorusApp.Options, sandboxTimeScale: Double) async throws -> LoopbackServer {
         let port = try freePort()
         var variables = baseEnvironment.merging(environment) { $1 }
         // Production refuses calls without the disclosure: a production test server has the built-in one.
@@ -68,7 +71,7 @@ public final class LoopbackServer: Sendable {
         app.logger.logLevel = .warning
         let contract = ContractCheckRecorder()
         do {
-            let embedded = try EmbeddedSandbox.forServer(app, configuration: configuration, options: options)
+            let embedded = try EmbeddedSandbox.forServer(app, configuration: configuration, clock: options.clock, timeScale: sandboxTimeScale)
             let services = try await ChorusServices.live(app, configuration: configuration, embedded: embedded, options: options)
             try await ChorusApp.configure(app, services: services, options: options)
             // Outermost: every answer, as the client sees it, is checked against openapi.json.
@@ -107,18 +110,11 @@ public enum LoopbackServerError: Error {
 }
 
 extension ChorusApp.Options {
-    /// Fast bcrypt; simulated calls at real speed unless a test says otherwise.
+    /// Fast bcrypt.
     public static func testing(clock: @escaping @Sendable () -> Date = { Date() }) -> ChorusApp.Options {
         var options = ChorusApp.Options()
         options.bcryptCost = 4
         options.clock = clock
-        return options
-    }
-
-    /// Simulated calls at 1/50 of real time: a 30 s ring timeout passes in 0.6 s.
-    public static var fastCalls: ChorusApp.Options {
-        var options = ChorusApp.Options.testing()
-        options.sandboxTimeScale = 0.02
         return options
     }
 }

@@ -27,16 +27,18 @@ final class TestServer: Sendable {
     }
 
     /// Starts a server on `database` (fresh unless given), runs `body`, and always shuts everything down.
+    /// `sandboxTimeScale`: see ``LoopbackServer/start(environment:options:sandboxTimeScale:)``.
     static func run(
         on kind: TestDatabase,
         database: ProvisionedDatabase? = nil,
         environment: [String: String] = [:],
         options: ChorusApp.Options = .testing(),
+        sandboxTimeScale: Double = 1,
         _ body: (TestServer) async throws -> Void
     ) async throws {
         let provisioned = try database ?? kind.make()
         defer { if database == nil { provisioned.drop() } }
-        let server = try await start(database: provisioned, environment: environment, options: options)
+        let server = try await start(database: provisioned, environment: environment, options: options, sandboxTimeScale: sandboxTimeScale)
         do {
             try await body(server)
         } catch {
@@ -48,14 +50,14 @@ final class TestServer: Sendable {
 
     /// Starts a server on an existing database (several servers may share one).
     static func start(
-        database: ProvisionedDatabase, environment: [String: String] = [:], options: ChorusApp.Options = .testing()
+        database: ProvisionedDatabase, environment: [String: String] = [:], options: ChorusApp.Options = .testing(), sandboxTimeScale: Double = 1
     ) async throws
         -> TestServer
     {
         let variables = [
             "CHORUS_DATABASE_URL": database.url, "CHORUS_DATA_DIR": database.directory.appendingPathComponent("data").path,
         ].merging(environment) { $1 }
-        return TestServer(server: try await LoopbackServer.start(environment: variables, options: options))
+        return TestServer(server: try await LoopbackServer.start(environment: variables, options: options, sandboxTimeScale: sandboxTimeScale))
     }
 
     func stop() async {
