@@ -9,7 +9,8 @@ import Testing
 @testable import ChorusServer
 
 /// Issue 17, "Personas and reports": custom personas checked when saved and before each call (the persona policy and
-/// the sandbox's moderation model over real HTTP), content reports from the app, and the console's report queue.
+/// the sandbox's moderation model over real HTTP; an in-process fake for a model that fails), content reports from the
+/// app, and the console's report queue.
 @Suite("Personas and reports")
 struct PersonaReportTests {
     static func refusal(_ reply: TestServer.Reply) -> [String: Any] { reply.json["detail"] as? [String: Any] ?? [:] }
@@ -90,19 +91,25 @@ struct PersonaReportTests {
             // Every save asked the moderation model once.
             #expect(try await Self.moderationRequests(server) - moderationsBefore == 5)
 
-            // A moderation model that does not answer: nothing is saved unchecked (503 with Retry-After).
-            let fault = try await server.request(
-                .PUT, "/sandbox/openai/behavior",
-                body: Data(#"{"faults":[{"kind":"server_error","endpoint":"moderations","times":20}]}"#.utf8), headers: [("Content-Type", "application/json")])
-            #expect(fault.status == 200, "\(fault.text)")
+            let listed = try await server.request(.GET, "/mobile/custom-scenarios", token: token).decode(CustomScenariosResponse.self)
+            #expect(listed.customScenarios.map(\.id) == [scenario.id])
+        }
+    }
+
+    @Test("a moderation model that does not answer: nothing is saved unchecked (503 with Retry-After)", arguments: TestDatabase.all)
+    func moderationUnavailable(_ database: TestDatabase) async throws {
+        // What the moderation client reports once its retries of a failing model are used up.
+        let moderator = FakeModerator(failure: .unavailable("openai answered 500"))
+        try await TestServer.run(on: database, options: .testing().fake(\.moderator, moderator)) { server in
+            let token = try await Self.subscriber(server)
             let unchecked = try await server.request(
                 .POST, "/mobile/custom-scenarios", token: token,
                 json: CreateCustomScenarioRequest(name: "Baker", persona: "A baker calling to share a new bread recipe with a friend.", voice: "ballad"))
             #expect(unchecked.status == 503, "\(unchecked.text)")
             #expect(unchecked.headers.first(name: "Retry-After") == "30")
-            _ = try await server.request(.DELETE, "/sandbox/openai/behavior")
+            #expect(!moderator.texts.isEmpty)
             let listed = try await server.request(.GET, "/mobile/custom-scenarios", token: token).decode(CustomScenariosResponse.self)
-            #expect(listed.customScenarios.map(\.id) == [scenario.id])
+            #expect(listed.customScenarios.isEmpty)
         }
     }
 

@@ -1,12 +1,13 @@
 import ChorusAPI
 import ChorusCore
+import ChorusProviders
 import Foundation
 import Testing
 
 @testable import ChorusServer
 
 /// Stories end to end over loopback HTTP: the sandbox OpenAI writes, narrates and draws; faults are injected per
-/// request through the sandbox's behavior.
+/// request through the sandbox's behavior, or the provider is an in-process fake (`Fakes.swift`).
 @Suite("Stories")
 struct StoriesTests {
     typealias Person = MessagingTests.Person
@@ -154,16 +155,15 @@ struct StoriesTests {
         "illustration failures: a rate limit is waited out, a refused prompt falls back to the safe one, timeouts fail the item only and it can be retried once at a time"
     )
     func illustrationFailures() async throws {
-        let environment = Self.environment.merging([
-            "CHORUS_STORIES_ILLUSTRATION_TIMEOUT_SECONDS": "1", "CHORUS_STORIES_ILLUSTRATION_ATTEMPTS": "2",
-        ]) { $1 }
-        try await TestServer.run(on: .sqlite, environment: environment) { server in
-            try await Self.setFaults(
-                server,
-                #"{"faults":[{"kind":"rate_limit","endpoint":"images/generations","match":"Scene 1:","retry_after_seconds":1},"#
-                    + #"{"kind":"content_policy","endpoint":"images/generations","match":"Scene 2:"},"#
-                    + #"{"kind":"timeout","endpoint":"images/generations","match":"Scene 3:","times":2,"delay_ms":2500},"#
-                    + #"{"kind":"server_error","endpoint":"images/generations","match":"Scene 4:","times":2}]}"#)
+        let environment = Self.environment.merging(["CHORUS_STORIES_ILLUSTRATION_ATTEMPTS": "2"]) { $1 }
+        // The image model, in process: what its client reports for a 429, a refused prompt, a deadline passed, a 500.
+        let images = FakeImageGenerator(failures: [
+            .init(match: "Scene 1:", error: ProviderError.rateLimited(retryAfter: .seconds(1), message: "Rate limit reached")),
+            .init(match: "Scene 2:", error: ImageGenerationError.contentPolicy("Your request was rejected by the safety system.")),
+            .init(match: "Scene 3:", error: ProviderError.unavailable("openai timed out"), times: 2),
+            .init(match: "Scene 4:", error: ProviderError.unavailable("openai answered 500"), times: 2),
+        ])
+        try await TestServer.run(on: .sqlite, environment: environment, options: .testing().fake(\.images, images)) { server in
             let parent = try await MessagingTests.person(server, name: "parent")
             let hero = try await Self.hero(server, parent)
             let id = try await Self.create(server, parent, hero: hero.id, minutes: 2, illustrations: 4, language: "fr", voice: "fable")
@@ -175,7 +175,7 @@ struct StoriesTests {
             #expect(items[2]?.status == "succeeded" && items[2]?.usedFallbackPrompt == true && items[2]?.errorType == "content_policy")
             #expect(items[3]?.status == "failed" && items[3]?.errorType == "timeout" && items[3]?.retryCount == 2 && items[3]?.lastAttemptAt != nil)
             #expect(items[4]?.status == "failed" && items[4]?.errorType == "server_error")
-            #expect(try await VoiceTests.providerRequests(server, path: "images/generations", containing: "Colorful happy cartoon characters") == 1)
+            #expect(images.requests.filter { $0.prompt.contains("Colorful happy cartoon characters") }.count == 1)
             #expect(story.content?.contains("Mia") == true && story.language == "fr")
 
             // Ten concurrent retries of the timed-out picture: exactly one is accepted.

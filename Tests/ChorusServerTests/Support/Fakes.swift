@@ -49,6 +49,59 @@ final class FakeTextGenerator: TextGenerator {
     }
 }
 
+/// Draws a 1×1 PNG for every prompt, except that prompts containing a failure's `match` fail with its `error`, the
+/// first `times` times they are asked for (the way to make one illustration of a story fail while the others succeed).
+final class FakeImageGenerator: ImageGenerator {
+    struct Failure: Sendable {
+        var match: String
+        var error: any Error & Sendable
+        var times: Int = 1
+    }
+
+    /// A valid 1×1 PNG.
+    static let png = Data(
+        base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==") ?? Data()
+
+    private let state: NIOLockedValueBox<(failures: [Failure], requests: [ImageGenerationRequest])>
+
+    init(failures: [Failure] = []) {
+        state = NIOLockedValueBox((failures, []))
+    }
+
+    /// The pictures it was asked for, in order.
+    var requests: [ImageGenerationRequest] { state.withLockedValue { $0.requests } }
+
+    func generate(_ request: ImageGenerationRequest) async throws -> GeneratedImage {
+        let failure = state.withLockedValue { state -> (any Error)? in
+            state.requests.append(request)
+            guard let index = state.failures.firstIndex(where: { $0.times > 0 && request.prompt.contains($0.match) }) else { return nil }
+            state.failures[index].times -= 1
+            return state.failures[index].error
+        }
+        if let failure { throw failure }
+        return GeneratedImage(png: Self.png, model: request.model, inputTokens: 1, outputTokens: 1)
+    }
+}
+
+/// Flags nothing, or fails with `failure`.
+final class FakeModerator: ContentModerator {
+    private let state: NIOLockedValueBox<(answer: Result<ModerationResult, ProviderError>, texts: [String])>
+
+    init(failure: ProviderError? = nil) {
+        state = NIOLockedValueBox((failure.map { .failure($0) } ?? .success(ModerationResult(flagged: false, categories: [])), []))
+    }
+
+    /// The texts it was asked to check, in order.
+    var texts: [String] { state.withLockedValue { $0.texts } }
+
+    func moderate(_ text: String, model: String) async throws -> ModerationResult {
+        try state.withLockedValue { state in
+            state.texts.append(text)
+            return state.answer
+        }.get()
+    }
+}
+
 extension ChorusApp.Options {
     /// These options with the provider at `role` replaced by `fake` (on top of any replacement already made).
     func fake<Provider: Sendable>(_ role: WritableKeyPath<ProviderSet, Provider> & Sendable, _ fake: Provider) -> ChorusApp.Options {
