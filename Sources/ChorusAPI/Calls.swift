@@ -22,15 +22,6 @@ public struct CallStatus: OpenEnum, CaseIterable {
     /// The known statuses, in the order a call goes through them.
     public static let allCases: [CallStatus] = [.initiated, .queued, .ringing, .inProgress, .completed, .busy, .noAnswer, .failed, .canceled]
 
-    /// Whether this version knows the value.
-    public var isKnown: Bool { Self.allCases.contains(self) }
-
-    /// The value if this version knows it (for input that must be one of ``allCases``), else `nil`.
-    public init?(known rawValue: String) {
-        self.init(rawValue: rawValue)
-        guard isKnown else { return nil }
-    }
-
     /// Whether the call is over (completed, busy, not answered, failed or canceled); `false` for an unknown value.
     public var isFinal: Bool { [.completed, .busy, .noAnswer, .failed, .canceled].contains(self) }
 }
@@ -74,15 +65,6 @@ public struct EndedReason: OpenEnum, CaseIterable {
         .completed, .maxDuration, .calleeHangup, .busy, .noAnswer, .failed, .canceled, .failedToStart, .errorOpenAI, .errorStream,
         .voicemail, .voicemailMessage, .fax, .optedOut,
     ]
-
-    /// Whether this version knows the value.
-    public var isKnown: Bool { Self.allCases.contains(self) }
-
-    /// The value if this version knows it (for input that must be one of ``allCases``), else `nil`.
-    public init?(known rawValue: String) {
-        self.init(rawValue: rawValue)
-        guard isKnown else { return nil }
-    }
 }
 
 /// `POST /mobile/make-call` body (also `POST /test/test-call`).
@@ -206,15 +188,6 @@ public struct ScheduledCallStatus: OpenEnum, CaseIterable {
 
     /// The known statuses.
     public static let allCases: [ScheduledCallStatus] = [.scheduled, .placing, .placed, .refused, .failed, .cancelled]
-
-    /// Whether this version knows the value.
-    public var isKnown: Bool { Self.allCases.contains(self) }
-
-    /// The value if this version knows it, else `nil`.
-    public init?(known rawValue: String) {
-        self.init(rawValue: rawValue)
-        guard isKnown else { return nil }
-    }
 }
 
 /// A scheduled call: the answer of schedule-call and an item of `GET /mobile/scheduled-calls`.

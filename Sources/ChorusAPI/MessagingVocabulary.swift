@@ -14,8 +14,6 @@ public struct ConversationKind: OpenEnum, CaseIterable {
     public static let group: ConversationKind = "group"
 
     public static let allCases: [ConversationKind] = [.direct, .group]
-    /// Whether this version knows the value.
-    public var isKnown: Bool { Self.allCases.contains(self) }
 }
 
 /// What a member of a conversation may do.
@@ -29,8 +27,6 @@ public struct ConversationRole: OpenEnum, CaseIterable {
     public static let member: ConversationRole = "member"
 
     public static let allCases: [ConversationRole] = [.owner, .member]
-    /// Whether this version knows the value.
-    public var isKnown: Bool { Self.allCases.contains(self) }
 }
 
 /// What the recipients of a message get.
@@ -46,8 +42,6 @@ public struct MessageSendMode: OpenEnum, CaseIterable {
     public static let both: MessageSendMode = "both"
 
     public static let allCases: [MessageSendMode] = [.text, .audio, .both]
-    /// Whether this version knows the value.
-    public var isKnown: Bool { Self.allCases.contains(self) }
 }
 
 /// How sure the speech model was of a transcript, in words fit for the UI.
@@ -63,8 +57,6 @@ public struct ConfidenceLabel: OpenEnum, CaseIterable {
     public static let poor: ConfidenceLabel = "poor"
 
     public static let allCases: [ConfidenceLabel] = [.good, .fair, .poor]
-    /// Whether this version knows the value.
-    public var isKnown: Bool { Self.allCases.contains(self) }
 }
 
 /// Why a message is urgent.
@@ -82,8 +74,6 @@ public struct UrgentReason: OpenEnum, CaseIterable {
     public static let sender: UrgentReason = "sender"
 
     public static let allCases: [UrgentReason] = [.medical, .schedule, .safety, .sender]
-    /// Whether this version knows the value.
-    public var isKnown: Bool { Self.allCases.contains(self) }
 }
 
 /// Whether the user has a cloned voice.
@@ -97,8 +87,6 @@ public struct VoiceProfileStatus: OpenEnum, CaseIterable {
     public static let none: VoiceProfileStatus = "none"
 
     public static let allCases: [VoiceProfileStatus] = [.ready, .none]
-    /// Whether this version knows the value.
-    public var isKnown: Bool { Self.allCases.contains(self) }
 }
 
 /// Whose voice speaks generated speech.
@@ -112,8 +100,6 @@ public struct SpeechVoiceKind: OpenEnum, CaseIterable {
     public static let `default`: SpeechVoiceKind = "default"
 
     public static let allCases: [SpeechVoiceKind] = [.cloned, .default]
-    /// Whether this version knows the value.
-    public var isKnown: Bool { Self.allCases.contains(self) }
 }
 
 /// When a member receives a conversation's daily digest: a narrated summary of the day's messages.
@@ -129,6 +115,4 @@ public struct DigestSchedule: OpenEnum, CaseIterable {
     public static let off: DigestSchedule = "off"
 
     public static let allCases: [DigestSchedule] = [.morning, .evening, .off]
-    /// Whether this version knows the value.
-    public var isKnown: Bool { Self.allCases.contains(self) }
 }

@@ -23,3 +23,15 @@ extension OpenEnum {
     /// The wire value.
     public var description: String { rawValue }
 }
+
+extension OpenEnum where Self: CaseIterable {
+    /// Whether this version knows the value (it is one of `allCases`).
+    public var isKnown: Bool { Self.allCases.contains(self) }
+
+    /// The value if this version knows it, else `nil`: for input that must be one of `allCases` (a request's field, a
+    /// provider's callback).
+    public init?(known rawValue: String) {
+        self.init(rawValue: rawValue)
+        guard isKnown else { return nil }
+    }
+}
