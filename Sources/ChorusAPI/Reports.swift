@@ -1,29 +1,43 @@
 import Foundation
 
-/// Why content is reported (seed 000, "Reporting and Moderation System": `ContentReport.ReportReason`).
-public enum ReportReason: String, Codable, Sendable, CaseIterable {
-    case inappropriate
-    case offensive
-    case spam
-    case other
+/// Why content is reported (seed 000, "Reporting and Moderation System": `ContentReport.ReportReason`). Open: a reason
+/// this version does not know decodes as itself (``OpenEnum``).
+public struct ReportReason: OpenEnum, CaseIterable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
 
-    /// The seed's labels.
+    public static let inappropriate: ReportReason = "inappropriate"
+    public static let offensive: ReportReason = "offensive"
+    public static let spam: ReportReason = "spam"
+    public static let other: ReportReason = "other"
+
+    /// The known reasons.
+    public static let allCases: [ReportReason] = [.inappropriate, .offensive, .spam, .other]
+
+    /// The seed's labels (an unknown reason shows as itself).
     public var displayName: String {
         switch self {
         case .inappropriate: "Inappropriate Content"
         case .offensive: "Offensive Language"
         case .spam: "Spam or Misleading"
         case .other: "Other"
+        default: rawValue
         }
     }
 }
 
-/// Where a report is in the operators' queue (seed 000: `ContentReport.ReportStatus`).
-public enum ReportStatus: String, Codable, Sendable, CaseIterable {
-    case pending
-    case reviewed
-    case resolved
-    case dismissed
+/// Where a report is in the operators' queue (seed 000: `ContentReport.ReportStatus`). Open, like ``ReportReason``.
+public struct ReportStatus: OpenEnum, CaseIterable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let pending: ReportStatus = "pending"
+    public static let reviewed: ReportStatus = "reviewed"
+    public static let resolved: ReportStatus = "resolved"
+    public static let dismissed: ReportStatus = "dismissed"
+
+    /// The known statuses.
+    public static let allCases: [ReportStatus] = [.pending, .reviewed, .resolved, .dismissed]
 }
 
 /// `POST /mobile/reports`: exactly one of `scenario_id` (a built-in scenario or one of the caller's custom ones) and
@@ -31,14 +45,14 @@ public enum ReportStatus: String, Codable, Sendable, CaseIterable {
 public struct CreateReportRequest: Codable, Sendable, Equatable {
     public var scenarioID: String?
     public var callSid: String?
-    /// One of ``ReportReason``'s raw values (checked by the server, so an unknown reason is a field error).
-    public var reason: String
+    /// One of ``ReportReason``'s known values (checked by the server: an unknown reason is a field error).
+    public var reason: ReportReason
     public var description: String
 
     public init(scenarioID: String? = nil, callSid: String? = nil, reason: ReportReason, description: String) {
         self.scenarioID = scenarioID
         self.callSid = callSid
-        self.reason = reason.rawValue
+        self.reason = reason
         self.description = description
     }
 
@@ -51,16 +65,15 @@ public struct CreateReportRequest: Codable, Sendable, Equatable {
 }
 
 /// A content report as its reporter sees it.
-public struct ReportDTO: Codable, Sendable, Equatable, Identifiable {
+public struct ReportDTO: Codable, Sendable, Hashable, Identifiable {
     /// A UUID.
     public var id: String
     public var scenarioID: String?
     public var callSid: String?
-    /// A ``ReportReason`` raw value (a string, so a reason added by a newer server still decodes).
-    public var reason: String
+    /// Open: a reason added by a newer server still decodes.
+    public var reason: ReportReason
     public var description: String
-    /// A ``ReportStatus`` raw value.
-    public var status: String
+    public var status: ReportStatus
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -71,9 +84,9 @@ public struct ReportDTO: Codable, Sendable, Equatable, Identifiable {
         self.id = id
         self.scenarioID = scenarioID
         self.callSid = callSid
-        self.reason = reason.rawValue
+        self.reason = reason
         self.description = description
-        self.status = status.rawValue
+        self.status = status
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }
@@ -235,11 +248,12 @@ public struct ConsoleReportsDTO: Codable, Sendable, Equatable {
 /// `POST /console/api/reports/{report_id}/status`: the new status; `disable_scenario` (with `resolved` only) disables
 /// the custom scenario the report is about.
 public struct ConsoleReportStatusRequest: Codable, Sendable, Equatable {
-    public var status: String
+    /// The new status: `reviewed`, `resolved` or `dismissed` (anything else is a field error).
+    public var status: ReportStatus
     public var disableScenario: Bool?
 
     public init(status: ReportStatus, disableScenario: Bool? = nil) {
-        self.status = status.rawValue
+        self.status = status
         self.disableScenario = disableScenario
     }
 

@@ -25,54 +25,14 @@ public struct ReportsClient: Sendable {
 
     /// The user's reports, newest first, with their status.
     public func reports() async throws -> [ContentReport] {
-        try await session.send(API.Calls.reports.request()).reports.map(ContentReport.init)
+        try await session.send(API.Calls.reports.request()).reports
     }
 
     private func file(_ body: CreateReportRequest) async throws -> ContentReport {
-        ContentReport(try await session.send(try API.Calls.createReport.request(json: body)))
+        try await session.send(try API.Calls.createReport.request(json: body))
     }
 }
 
-/// A content report the user filed.
-public struct ContentReport: Sendable, Hashable, Identifiable {
-    /// Where the report is in the operators' queue.
-    public enum Status: Sendable, Hashable {
-        case pending, reviewed, resolved, dismissed
-        /// A status added by a newer server.
-        case unknown(String)
-
-        init(rawValue: String) {
-            switch ReportStatus(rawValue: rawValue) {
-            case .pending: self = .pending
-            case .reviewed: self = .reviewed
-            case .resolved: self = .resolved
-            case .dismissed: self = .dismissed
-            case nil: self = .unknown(rawValue)
-            }
-        }
-    }
-
-    public var id: String
-    /// The reported scenario, or `nil` for a call report.
-    public var scenarioID: String?
-    /// The reported call, or `nil` for a scenario report.
-    public var callSid: String?
-    /// The reason; `nil` for a reason a newer server added.
-    public var reason: ReportReason?
-    public var description: String
-    public var status: Status
-    public var createdAt: Date
-    public var updatedAt: Date
-
-    /// Converts the wire format.
-    public init(_ dto: ReportDTO) {
-        id = dto.id
-        scenarioID = dto.scenarioID
-        callSid = dto.callSid
-        reason = ReportReason(rawValue: dto.reason)
-        description = dto.description
-        status = Status(rawValue: dto.status)
-        createdAt = dto.createdAt
-        updatedAt = dto.updatedAt
-    }
-}
+/// A content report the user filed: the wire's ``ReportDTO`` itself (its ``ReportDTO/reason`` and
+/// ``ReportDTO/status`` are open values: one a newer server added decodes as itself, with `isKnown` false).
+public typealias ContentReport = ReportDTO

@@ -23,7 +23,7 @@ struct ReportsController: RouteCollection {
         let user = try req.user
         let body = try req.body(of: API.Calls.createReport)
         let description = body.description.trimmingCharacters(in: .whitespacesAndNewlines)
-        let reason = ReportReason(rawValue: body.reason)
+        let reason = ReportReason(known: body.reason.rawValue)
         var validator = FieldValidator()
         validator.check(
             (body.scenarioID == nil) != (body.callSid == nil), body.scenarioID == nil ? "scenario_id" : "call_sid",

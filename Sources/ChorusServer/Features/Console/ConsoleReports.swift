@@ -9,7 +9,7 @@ extension ConsoleController {
     @Sendable
     func reports(_ req: Request) async throws -> ConsoleReportsDTO {
         let text = try req.query.get(String?.self, at: "status")
-        let status = text.flatMap(ReportStatus.init(rawValue:))
+        let status = text.flatMap { ReportStatus(known: $0) }
         if text != nil && status == nil {
             throw APIError.invalid("status", "Must be one of \(ReportStatus.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -31,7 +31,7 @@ extension ConsoleController {
     func changeReportStatus(_ req: Request) async throws -> ConsoleActionResultDTO {
         let operator_ = try req.consoleSession
         let body = try req.body(of: API.Operations.consoleReportStatus)
-        guard let status = ReportStatus(rawValue: body.status), status != .pending else {
+        guard let status = ReportStatus(known: body.status.rawValue), status != .pending else {
             throw APIError.invalid("status", "Must be one of reviewed, resolved, dismissed")
         }
         let disable = body.disableScenario ?? false

@@ -137,8 +137,8 @@ struct ReportStore: StoreArea {
         ContentReportRecord(
             id: try row.string("id"), userID: try row.string("user_id"), scenarioID: try row.optionalString("scenario_id"),
             callID: try row.optionalInt("call_id"), callSid: try row.optionalString("call_sid"), subjectScenario: try row.optionalString("subject_scenario"),
-            subjectText: try row.optionalString("subject_text"), reason: ReportReason(rawValue: try row.string("reason")) ?? .other,
-            description: try row.string("description"), status: ReportStatus(rawValue: try row.string("status")) ?? .pending,
+            subjectText: try row.optionalString("subject_text"), reason: ReportReason(known: try row.string("reason")) ?? .other,
+            description: try row.string("description"), status: ReportStatus(known: try row.string("status")) ?? .pending,
             reviewedBy: try row.optionalString("reviewed_by"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
     }
 }
