@@ -59,8 +59,6 @@ public final class SandboxOpenAI: Sendable {
         public enum Kind: String, Sendable, Codable {
             /// 429 `rate_limit_exceeded` with `Retry-After` / `retry-after-ms` (``retryAfterSeconds``, default 1).
             case rateLimit = "rate_limit"
-            /// 400 `moderation_blocked` (the image safety system's answer; on any endpoint).
-            case contentPolicy = "content_policy"
             /// The answer is held for ``delayMs`` (default 35,000) before it is given normally: clients with a shorter
             /// deadline time out.
             case timeout
@@ -480,12 +478,6 @@ public final class SandboxOpenAI: Sendable {
         case .timeout:
             try await Task.sleep(for: .milliseconds(fault.delayMs ?? 35_000))
             return nil
-        case .contentPolicy:
-            return Self.apiError(
-                .badRequest, type: "image_generation_user_error", code: "moderation_blocked",
-                message:
-                    "Your request was rejected as a result of our safety system. Your request may contain content that is not allowed by our safety system."
-            )
         case .serverError:
             return Self.apiError(
                 .internalServerError, type: "server_error", message: "The server had an error while processing your request. Sorry about that!")
