@@ -126,15 +126,44 @@ public struct CallPermissionDetails: Codable, Sendable, Equatable {
     }
 }
 
+/// Which allowance the next call would use, or why it is refused (check-call-permission's `status`). Open: a value
+/// this version does not know decodes as itself (``isKnown`` is then `false`); `can_make_call` still says whether to
+/// call.
+public struct CallPermissionStatus: OpenEnum, CaseIterable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// A free trial call is left.
+    public static let trialCallAvailable: CallPermissionStatus = "trial_call_available"
+    /// The Basic plan covers the call.
+    public static let basicCallAvailable: CallPermissionStatus = "basic_call_available"
+    /// The Premium plan covers the call.
+    public static let premiumCallAvailable: CallPermissionStatus = "premium_call_available"
+    /// An add-on pack covers the call.
+    public static let addOnCallAvailable: CallPermissionStatus = "addon_call_available"
+    /// The free trial is used up or over: offer a plan.
+    public static let trialExhausted: CallPermissionStatus = "trial_exhausted"
+    /// The Basic plan's calls for this week are used: offer Premium or a pack.
+    public static let weeklyLimitReached: CallPermissionStatus = "weekly_limit_reached"
+    /// The Premium plan's calls for this month are used: offer a pack.
+    public static let monthlyLimitReached: CallPermissionStatus = "monthly_limit_reached"
+    /// Calls need a plan.
+    public static let upgradeRequired: CallPermissionStatus = "upgrade_required"
+
+    /// The known statuses.
+    public static let allCases: [CallPermissionStatus] = [
+        .trialCallAvailable, .basicCallAvailable, .premiumCallAvailable, .addOnCallAvailable, .trialExhausted,
+        .weeklyLimitReached, .monthlyLimitReached, .upgradeRequired,
+    ]
+}
+
 /// `POST /mobile/check-call-permission`.
 public struct CallPermissionResponse: Codable, Sendable, Equatable {
     public var canMakeCall: Bool
-    /// One of `trial_call_available`, `basic_call_available`, `premium_call_available`, `addon_call_available`,
-    /// `trial_exhausted`, `weekly_limit_reached`, `monthly_limit_reached`, `upgrade_required`.
-    public var status: String
+    public var status: CallPermissionStatus
     public var details: CallPermissionDetails
 
-    public init(canMakeCall: Bool, status: String, details: CallPermissionDetails) {
+    public init(canMakeCall: Bool, status: CallPermissionStatus, details: CallPermissionDetails) {
         self.canMakeCall = canMakeCall
         self.status = status
         self.details = details

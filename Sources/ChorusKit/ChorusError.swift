@@ -150,10 +150,8 @@ extension HTTPURLResponse {
 /// }
 /// ```
 public struct PaymentRequired: Sendable, Hashable {
-    /// Why the request was refused (the body's `error`): ``CallPermission/Status/trialExhausted``,
-    /// ``CallPermission/Status/weeklyLimitReached``, ``CallPermission/Status/monthlyLimitReached``,
-    /// ``CallPermission/Status/upgradeRequired``, or ``CallPermission/Status/unknown(_:)`` for a reason this SDK
-    /// version does not know.
+    /// Why the request was refused (the body's `error`): `trialExhausted`, `weeklyLimitReached`, `monthlyLimitReached`,
+    /// `upgradeRequired`, or a reason this SDK version does not know, kept as is (`isKnown` is `false`).
     public var reason: CallPermission.Status
     /// The server's explanation, fit to show the user (also ``ChorusError/errorDescription``).
     public var message: String

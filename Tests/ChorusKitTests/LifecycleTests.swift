@@ -112,7 +112,7 @@ struct LifecycleTests {
                 Issue.record("expected paymentRequired, got \(String(describing: refused))")
                 return
             }
-            #expect(refusal.reason == .unknown("subscription_required") && !refusal.upgradeOptions.isEmpty)
+            #expect(refusal.reason == "subscription_required" && !refusal.reason.isKnown && !refusal.upgradeOptions.isEmpty)
 
             let product = "speech_assistant_premium_monthly"
             let signed = try await Self.sandboxSignedTransaction(server.baseURL, productID: product, periodSeconds: 2_592_000)

@@ -83,7 +83,8 @@ public enum UsageReport {
             message: decision.message,
             upgradeOptions: decision.allowed ? nil : decision.upgradeOptions
         )
-        return CallPermissionResponse(canMakeCall: decision.allowed, status: decision.status.rawValue, details: details)
+        let status = CallPermissionStatus(rawValue: decision.status.rawValue)
+        return CallPermissionResponse(canMakeCall: decision.allowed, status: status, details: details)
     }
 
     public static func paymentRequired(_ decision: CallPermission) -> PaymentRequiredResponse {

@@ -4,60 +4,10 @@ import Foundation
 /// Whether the user may place a call now and, if not, why and what would help
 /// (`POST /mobile/check-call-permission`), from ``CallsClient/callPermission()``.
 public struct CallPermission: Sendable, Hashable {
-    /// Which allowance the next call would use, or why it is refused.
-    public enum Status: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// A free trial call is left (`trial_call_available`).
-        case trialCallAvailable
-        /// The Basic plan covers the call (`basic_call_available`).
-        case basicCallAvailable
-        /// The Premium plan covers the call (`premium_call_available`).
-        case premiumCallAvailable
-        /// An add-on pack covers the call (`addon_call_available`).
-        case addOnCallAvailable
-        /// The free trial is used up or over (`trial_exhausted`): offer a plan.
-        case trialExhausted
-        /// The Basic plan's calls for this week are used (`weekly_limit_reached`): offer Premium or a pack.
-        case weeklyLimitReached
-        /// The Premium plan's calls for this month are used (`monthly_limit_reached`): offer a pack.
-        case monthlyLimitReached
-        /// Calls need a plan (`upgrade_required`).
-        case upgradeRequired
-        /// A status this version of the SDK does not know; ``CallPermission/canMakeCall`` still says whether to call.
-        case unknown(String)
-
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "trial_call_available": self = .trialCallAvailable
-            case "basic_call_available": self = .basicCallAvailable
-            case "premium_call_available": self = .premiumCallAvailable
-            case "addon_call_available": self = .addOnCallAvailable
-            case "trial_exhausted": self = .trialExhausted
-            case "weekly_limit_reached": self = .weeklyLimitReached
-            case "monthly_limit_reached": self = .monthlyLimitReached
-            case "upgrade_required": self = .upgradeRequired
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value, e.g. `trial_exhausted`.
-        public var rawValue: String {
-            switch self {
-            case .trialCallAvailable: "trial_call_available"
-            case .basicCallAvailable: "basic_call_available"
-            case .premiumCallAvailable: "premium_call_available"
-            case .addOnCallAvailable: "addon_call_available"
-            case .trialExhausted: "trial_exhausted"
-            case .weeklyLimitReached: "weekly_limit_reached"
-            case .monthlyLimitReached: "monthly_limit_reached"
-            case .upgradeRequired: "upgrade_required"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
+    /// Which allowance the next call would use, or why it is refused: the wire's open value, ChorusAPI's
+    /// `CallPermissionStatus` (a value a newer server added is kept as is, `isKnown` is `false`; ``canMakeCall`` still
+    /// says whether to call).
+    public typealias Status = CallPermissionStatus
 
     /// Whether a call may be placed now.
     public var canMakeCall: Bool
@@ -89,7 +39,7 @@ public struct CallPermission: Sendable, Hashable {
     /// Converts the wire format.
     public init(_ dto: CallPermissionResponse) {
         canMakeCall = dto.canMakeCall
-        status = Status(rawValue: dto.status)
+        status = dto.status
         callsRemainingThisWeek = dto.details.callsRemainingThisWeek
         callsRemainingThisMonth = dto.details.callsRemainingThisMonth
         durationLimit = dto.details.durationLimit.map(TimeInterval.init)
