@@ -151,6 +151,24 @@ struct StoriesTests {
         }
     }
 
+    @Test("the illustration timeout is the image client's deadline on the wire: a picture the model takes too long to draw fails as a timeout")
+    func illustrationTimeoutOnTheWire() async throws {
+        let environment = Self.environment.merging([
+            "CHORUS_STORIES_ILLUSTRATION_TIMEOUT_SECONDS": "1", "CHORUS_STORIES_ILLUSTRATION_ATTEMPTS": "1",
+        ]) { $1 }
+        try await TestServer.run(on: .sqlite, environment: environment) { server in
+            try await Self.setFaults(
+                server, #"{"faults":[{"kind":"timeout","endpoint":"images/generations","match":"Scene 1:","delay_ms":2500}]}"#)
+            let parent = try await MessagingTests.person(server, name: "parent")
+            let hero = try await Self.hero(server, parent)
+            let id = try await Self.create(server, parent, hero: hero.id, minutes: 2, illustrations: 2)
+            try await server.eventually(timeout: .seconds(40), "the story is finished") { Self.finished(try await Self.story(server, parent, id)) }
+            let items = Dictionary(uniqueKeysWithValues: try await Self.story(server, parent, id).illustrations.map { ($0.number, $0) })
+            #expect(items[1]?.status == "failed" && items[1]?.errorType == "timeout", "\(String(describing: items[1]))")
+            #expect(items[2]?.status == "succeeded")
+        }
+    }
+
     @Test(
         "illustration failures: a rate limit is waited out, a refused prompt falls back to the safe one, timeouts fail the item only and it can be retried once at a time"
     )
