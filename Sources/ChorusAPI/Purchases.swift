@@ -178,13 +178,36 @@ public struct AppStoreNotificationResponse: Codable, Sendable, Equatable {
     }
 }
 
+/// Where an App Store subscription is in its life (subscription-status's `subscription_status`). Open: a value this
+/// version does not know decodes as itself (``isKnown`` is then `false`); `is_subscribed` still says whether the plan's
+/// calls are available.
+public struct SubscriptionState: OpenEnum, CaseIterable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Paid and renewing.
+    public static let active: SubscriptionState = "active"
+    /// Will not renew; calls are allowed until the end date.
+    public static let cancelled: SubscriptionState = "cancelled"
+    /// A renewal failed; calls are allowed until `grace_period_expires_date` while Apple retries.
+    public static let gracePeriod: SubscriptionState = "grace_period"
+    /// A renewal failed; no calls while Apple retries.
+    public static let billingRetry: SubscriptionState = "billing_retry"
+    /// Ended.
+    public static let expired: SubscriptionState = "expired"
+    /// Refunded or revoked.
+    public static let revoked: SubscriptionState = "revoked"
+    /// Never subscribed.
+    public static let none: SubscriptionState = "none"
+
+    /// The known states.
+    public static let allCases: [SubscriptionState] = [.active, .cancelled, .gracePeriod, .billingRetry, .expired, .revoked, .none]
+}
+
 /// `GET /mobile/subscription-status`. Fields without a value are `null`.
 public struct SubscriptionStatusResponse: Codable, Sendable, Equatable {
     public var subscriptionTier: String?
-    /// `active`, `cancelled` (will not renew; access until the end date), `grace_period` (a renewal failed; access
-    /// until `grace_period_expires_date`), `billing_retry` (a renewal failed; no access while Apple retries), `expired`,
-    /// `revoked` (refunded) or `none`.
-    public var subscriptionStatus: String
+    public var subscriptionStatus: SubscriptionState
     public var isSubscribed: Bool
     public var subscriptionStartDate: Date?
     public var subscriptionEndDate: Date?
@@ -201,7 +224,7 @@ public struct SubscriptionStatusResponse: Codable, Sendable, Equatable {
     public var gracePeriodExpiresDate: Date?
 
     public init(
-        subscriptionTier: String?, subscriptionStatus: String, isSubscribed: Bool, subscriptionStartDate: Date?,
+        subscriptionTier: String?, subscriptionStatus: SubscriptionState, isSubscribed: Bool, subscriptionStartDate: Date?,
         subscriptionEndDate: Date?, nextPaymentDate: Date?, billingCycle: String?, appStoreTransactionID: String?,
         appStoreProductID: String?, willRenew: Bool? = nil, renewsToProductID: String? = nil, gracePeriodExpiresDate: Date? = nil
     ) {

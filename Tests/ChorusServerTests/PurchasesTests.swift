@@ -47,7 +47,7 @@ struct PurchasesTests {
         let reply = try await deliver(server, try await sign(server, notification))
         #expect(reply.status == 200, "\(notification.notification_type): \(reply.text)")
         try await server.eventually("\(notification.notification_type) → \(expected)") {
-            try await status(server, token).subscriptionStatus == expected
+            try await status(server, token).subscriptionStatus.rawValue == expected
         }
     }
 

@@ -4,58 +4,11 @@ import Foundation
 /// The user's App Store subscription (`GET /mobile/subscription-status`), from
 /// ``PurchasesClient/subscriptionStatus()``.
 public struct SubscriptionStatus: Sendable, Hashable {
-    /// Where the subscription is in its life.
-    public enum State: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// Paid and renewing (`active`).
-        case active
-        /// Will not renew; calls are allowed until ``SubscriptionStatus/endDate`` (`cancelled`).
-        case cancelled
-        /// A renewal failed; calls are allowed until ``SubscriptionStatus/gracePeriodExpiresDate`` while Apple
-        /// retries (`grace_period`). Ask the user to update their payment method.
-        case gracePeriod
-        /// A renewal failed; no calls while Apple retries (`billing_retry`).
-        case billingRetry
-        /// Ended (`expired`).
-        case expired
-        /// Refunded or revoked (`revoked`).
-        case revoked
-        /// Never subscribed (`none`).
-        case none
-        /// A state this version of the SDK does not know; ``SubscriptionStatus/isSubscribed`` still says whether
-        /// the plan's calls are available.
-        case unknown(String)
-
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "active": self = .active
-            case "cancelled": self = .cancelled
-            case "grace_period": self = .gracePeriod
-            case "billing_retry": self = .billingRetry
-            case "expired": self = .expired
-            case "revoked": self = .revoked
-            case "none": self = .none
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value, e.g. `grace_period`.
-        public var rawValue: String {
-            switch self {
-            case .active: "active"
-            case .cancelled: "cancelled"
-            case .gracePeriod: "grace_period"
-            case .billingRetry: "billing_retry"
-            case .expired: "expired"
-            case .revoked: "revoked"
-            case .none: "none"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
+    /// Where the subscription is in its life: the wire's open value, ChorusAPI's `SubscriptionState` (`active`,
+    /// `cancelled`, `gracePeriod` — ask the user to update their payment method —, `billingRetry`, `expired`, `revoked`,
+    /// `none`; a value a newer server added is kept as is, `isKnown` is `false`, and ``isSubscribed`` still says whether
+    /// the plan's calls are available).
+    public typealias State = SubscriptionState
 
     /// The plan, or `nil` without a subscription.
     public var plan: PlanTier?
@@ -79,13 +32,13 @@ public struct SubscriptionStatus: Sendable, Hashable {
     public var willRenew: Bool?
     /// The product it renews to when that differs from ``productID`` (a downgrade takes effect at renewal).
     public var renewsToProductID: String?
-    /// The end of Apple's billing grace period, in ``State-swift.enum/gracePeriod``.
+    /// The end of Apple's billing grace period, in the `gracePeriod` state.
     public var gracePeriodExpiresDate: Date?
 
     /// Converts the wire format.
     public init(_ dto: SubscriptionStatusResponse) {
         plan = dto.subscriptionTier.map(PlanTier.init(rawValue:))
-        state = State(rawValue: dto.subscriptionStatus)
+        state = dto.subscriptionStatus
         isSubscribed = dto.isSubscribed
         startDate = dto.subscriptionStartDate
         endDate = dto.subscriptionEndDate

@@ -72,7 +72,8 @@ struct PurchasesController: RouteCollection {
         var graceUntil: Date?
         if entitlement.status == .gracePeriod, case .gracePeriod(let until) = subscription.billing { graceUntil = until }
         return SubscriptionStatusResponse(
-            subscriptionTier: entitlement.tier.wireName, subscriptionStatus: entitlement.status.rawValue, isSubscribed: entitlement.isActive,
+            subscriptionTier: entitlement.tier.wireName, subscriptionStatus: SubscriptionState(rawValue: entitlement.status.rawValue),
+            isSubscribed: entitlement.isActive,
             subscriptionStartDate: subscription.anchor, subscriptionEndDate: entitlement.accessUntil ?? subscription.expiresAt,
             nextPaymentDate: entitlement.status == .active ? subscription.expiresAt : nil, billingCycle: terms.billing,
             appStoreTransactionID: subscription.latestTransactionID, appStoreProductID: subscription.productID,
