@@ -329,15 +329,28 @@ public struct BypassRateLimitRequest: Codable, Sendable, Equatable {
 
 /// One line of a call's transcript.
 public struct CallTranscriptLine: Codable, Sendable, Equatable {
-    /// `assistant` (the AI persona) or `callee` (the person called).
-    public var speaker: String
+    /// Who spoke a line. Open: a value this version does not know decodes as itself (``isKnown`` is then `false`).
+    public struct Speaker: OpenEnum, CaseIterable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The AI persona.
+        public static let assistant: Speaker = "assistant"
+        /// The person called.
+        public static let callee: Speaker = "callee"
+
+        /// The known speakers.
+        public static let allCases: [Speaker] = [.assistant, .callee]
+    }
+
+    public var speaker: Speaker
     public var text: String
     /// Milliseconds after the conversation started.
     public var atMs: Int
     /// The callee interrupted this assistant line; only part of it was heard.
     public var interrupted: Bool
 
-    public init(speaker: String, text: String, atMs: Int, interrupted: Bool) {
+    public init(speaker: Speaker, text: String, atMs: Int, interrupted: Bool) {
         self.speaker = speaker
         self.text = text
         self.atMs = atMs

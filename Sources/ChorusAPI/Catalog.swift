@@ -2,18 +2,38 @@ import Foundation
 
 /// One scenario of `GET /mobile/scenarios`.
 public struct ScenarioDTO: Codable, Sendable, Equatable, Identifiable {
+    /// What kind of call a scenario is, for grouping and filtering. Open: a value this version does not know decodes
+    /// as itself (``isKnown`` is then `false`).
+    public struct Category: OpenEnum, CaseIterable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        public static let entertainment: Category = "entertainment"
+        public static let professional: Category = "professional"
+        public static let emergency: Category = "emergency"
+        public static let romantic: Category = "romantic"
+        public static let family: Category = "family"
+        public static let motivational: Category = "motivational"
+        public static let celebration: Category = "celebration"
+
+        /// The known categories.
+        public static let allCases: [Category] = [
+            .entertainment, .professional, .emergency, .romantic, .family, .motivational, .celebration,
+        ]
+    }
+
     public var id: String
     public var name: String
     public var description: String
     public var icon: String
-    public var category: String
+    public var category: Category
     public var isFamilyFriendly: Bool
     public var voice: String
     /// The seed's warning text, or `null`.
     public var contentWarning: String?
 
     public init(
-        id: String, name: String, description: String, icon: String, category: String, isFamilyFriendly: Bool,
+        id: String, name: String, description: String, icon: String, category: Category, isFamilyFriendly: Bool,
         voice: String, contentWarning: String?
     ) {
         self.id = id
@@ -65,17 +85,52 @@ public struct ScenariosResponse: Codable, Sendable, Equatable {
 
 /// One voice of `GET /mobile/voices`.
 public struct VoiceDTO: Codable, Sendable, Equatable, Identifiable {
+    /// How a voice sounds. Open: a value this version does not know decodes as itself (``isKnown`` is then `false`).
+    public struct Gender: OpenEnum, CaseIterable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        public static let male: Gender = "male"
+        public static let female: Gender = "female"
+
+        /// The known values.
+        public static let allCases: [Gender] = [.male, .female]
+    }
+
+    /// A voice's accent. Open: a value this version does not know decodes as itself (``isKnown`` is then `false`).
+    public struct Accent: OpenEnum, CaseIterable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        public static let american: Accent = "american"
+        public static let british: Accent = "british"
+
+        /// The known values.
+        public static let allCases: [Accent] = [.american, .british]
+    }
+
+    /// A voice's character. Open: a value this version does not know decodes as itself (``isKnown`` is then `false`).
+    public struct Personality: OpenEnum, CaseIterable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        public static let warmEngaging: Personality = "warm_engaging"
+        public static let energeticUpbeat: Personality = "energetic_upbeat"
+        public static let gentleSupportive: Personality = "gentle_supportive"
+        public static let professionalNeutral: Personality = "professional_neutral"
+
+        /// The known values.
+        public static let allCases: [Personality] = [.warmEngaging, .energeticUpbeat, .gentleSupportive, .professionalNeutral]
+    }
+
     public var id: String
     public var displayName: String
-    /// `male` or `female`.
-    public var gender: String
-    /// `american` or `british`.
-    public var accent: String
-    /// `warm_engaging`, `energetic_upbeat`, `gentle_supportive` or `professional_neutral`.
-    public var personality: String
+    public var gender: Gender
+    public var accent: Accent
+    public var personality: Personality
     public var description: String
 
-    public init(id: String, displayName: String, gender: String, accent: String, personality: String, description: String) {
+    public init(id: String, displayName: String, gender: Gender, accent: Accent, personality: Personality, description: String) {
         self.id = id
         self.displayName = displayName
         self.gender = gender

@@ -24,7 +24,7 @@ struct LifecycleTests {
             #expect(usage.isTrialActive && usage.trialCallsRemaining == 3 && usage.plan == nil && !usage.isSubscribed)
             let scenarios = try await chorus.calls.scenarios()
             #expect(scenarios.count == 23 && scenarios.first?.id == "default")
-            #expect(scenarios.allSatisfy { if case .unknown = $0.category { false } else { true } })
+            #expect(scenarios.allSatisfy { $0.category.isKnown })
             let scenario = try #require(scenarios.first { $0.id != "default" })
 
             var placed: [PlacedCall] = []

@@ -62,36 +62,9 @@ public struct CallHistory: Sendable, Hashable {
 public struct CallDetail: Sendable, Hashable, Identifiable {
     /// One line of the conversation.
     public struct TranscriptLine: Sendable, Hashable {
-        /// Who spoke.
-        public enum Speaker: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-            /// The AI persona (`assistant`).
-            case assistant
-            /// The person called (`callee`).
-            case callee
-            /// A speaker this version of the SDK does not know.
-            case unknown(String)
-
-            /// Reads the server's value.
-            public init(rawValue: String) {
-                switch rawValue {
-                case "assistant": self = .assistant
-                case "callee": self = .callee
-                default: self = .unknown(rawValue)
-                }
-            }
-
-            /// The server's value.
-            public var rawValue: String {
-                switch self {
-                case .assistant: "assistant"
-                case .callee: "callee"
-                case .unknown(let value): value
-                }
-            }
-
-            /// The same as ``rawValue``.
-            public var description: String { rawValue }
-        }
+        /// Who spoke: the wire's open value, ChorusAPI's `CallTranscriptLine.Speaker` (`assistant`, the AI persona, or
+        /// `callee`, the person called; a value a newer server added is kept as is, `isKnown` is `false`).
+        public typealias Speaker = CallTranscriptLine.Speaker
 
         /// Who spoke.
         public var speaker: Speaker
@@ -104,7 +77,7 @@ public struct CallDetail: Sendable, Hashable, Identifiable {
 
         /// Converts the wire format.
         public init(_ dto: CallTranscriptLine) {
-            speaker = Speaker(rawValue: dto.speaker)
+            speaker = dto.speaker
             text = dto.text
             offset = TimeInterval(dto.atMs) / 1_000
             interrupted = dto.interrupted

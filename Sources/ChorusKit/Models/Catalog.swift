@@ -3,56 +3,9 @@ import Foundation
 
 /// A built-in scenario a call can use (`GET /mobile/scenarios`), from ``CallsClient/scenarios()``.
 public struct Scenario: Sendable, Hashable, Identifiable {
-    /// What kind of call a scenario is, for grouping and filtering.
-    public enum Category: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// `entertainment`
-        case entertainment
-        /// `professional`
-        case professional
-        /// `emergency`
-        case emergency
-        /// `romantic`
-        case romantic
-        /// `family`
-        case family
-        /// `motivational`
-        case motivational
-        /// `celebration`
-        case celebration
-        /// A category this version of the SDK does not know.
-        case unknown(String)
-
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "entertainment": self = .entertainment
-            case "professional": self = .professional
-            case "emergency": self = .emergency
-            case "romantic": self = .romantic
-            case "family": self = .family
-            case "motivational": self = .motivational
-            case "celebration": self = .celebration
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value, e.g. `entertainment`.
-        public var rawValue: String {
-            switch self {
-            case .entertainment: "entertainment"
-            case .professional: "professional"
-            case .emergency: "emergency"
-            case .romantic: "romantic"
-            case .family: "family"
-            case .motivational: "motivational"
-            case .celebration: "celebration"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
+    /// What kind of call a scenario is, for grouping and filtering: the wire's open value, ChorusAPI's
+    /// `ScenarioDTO.Category` (a value a newer server added is kept as is, `isKnown` is `false`).
+    public typealias Category = ScenarioDTO.Category
 
     /// The id to pass as `scenario` to ``CallsClient/makeCall(to:scenario:idempotencyKey:)``, e.g. `default`.
     public var id: String
@@ -77,7 +30,7 @@ public struct Scenario: Sendable, Hashable, Identifiable {
         name = dto.name
         description = dto.description
         icon = dto.icon
-        category = Category(rawValue: dto.category)
+        category = dto.category
         isFamilyFriendly = dto.isFamilyFriendly
         voiceID = dto.voice
         contentWarning = dto.contentWarning
@@ -86,106 +39,13 @@ public struct Scenario: Sendable, Hashable, Identifiable {
 
 /// An AI voice (`GET /mobile/voices`), from ``CallsClient/voices()``.
 public struct Voice: Sendable, Hashable, Identifiable {
-    /// How the voice sounds.
-    public enum Gender: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// `male`
-        case male
-        /// `female`
-        case female
-        /// A value this version of the SDK does not know.
-        case unknown(String)
-
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "male": self = .male
-            case "female": self = .female
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value.
-        public var rawValue: String {
-            switch self {
-            case .male: "male"
-            case .female: "female"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
-
-    /// The voice's accent.
-    public enum Accent: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// `american`
-        case american
-        /// `british`
-        case british
-        /// A value this version of the SDK does not know.
-        case unknown(String)
-
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "american": self = .american
-            case "british": self = .british
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value.
-        public var rawValue: String {
-            switch self {
-            case .american: "american"
-            case .british: "british"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
-
-    /// The voice's character.
-    public enum Personality: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// `warm_engaging`
-        case warmEngaging
-        /// `energetic_upbeat`
-        case energeticUpbeat
-        /// `gentle_supportive`
-        case gentleSupportive
-        /// `professional_neutral`
-        case professionalNeutral
-        /// A value this version of the SDK does not know.
-        case unknown(String)
-
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "warm_engaging": self = .warmEngaging
-            case "energetic_upbeat": self = .energeticUpbeat
-            case "gentle_supportive": self = .gentleSupportive
-            case "professional_neutral": self = .professionalNeutral
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value.
-        public var rawValue: String {
-            switch self {
-            case .warmEngaging: "warm_engaging"
-            case .energeticUpbeat: "energetic_upbeat"
-            case .gentleSupportive: "gentle_supportive"
-            case .professionalNeutral: "professional_neutral"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
+    /// How the voice sounds: the wire's open value, ChorusAPI's `VoiceDTO.Gender` (a value a newer server added is
+    /// kept as is, `isKnown` is `false`).
+    public typealias Gender = VoiceDTO.Gender
+    /// The voice's accent: the wire's open value, ChorusAPI's `VoiceDTO.Accent`.
+    public typealias Accent = VoiceDTO.Accent
+    /// The voice's character: the wire's open value, ChorusAPI's `VoiceDTO.Personality`.
+    public typealias Personality = VoiceDTO.Personality
 
     /// The voice id, e.g. `marin`; pass it when creating a ``CustomScenario``.
     public var id: String
@@ -204,9 +64,9 @@ public struct Voice: Sendable, Hashable, Identifiable {
     public init(_ dto: VoiceDTO) {
         id = dto.id
         displayName = dto.displayName
-        gender = Gender(rawValue: dto.gender)
-        accent = Accent(rawValue: dto.accent)
-        personality = Personality(rawValue: dto.personality)
+        gender = dto.gender
+        accent = dto.accent
+        personality = dto.personality
         description = dto.description
     }
 }

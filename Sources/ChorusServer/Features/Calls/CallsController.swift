@@ -62,7 +62,7 @@ struct CallsController: RouteCollection {
     func scenarios(_ req: Request) async throws -> ScenariosResponse {
         let items = services.scenarios.scenarios.map {
             ScenarioDTO(
-                id: $0.id, name: $0.name, description: $0.description, icon: $0.icon, category: $0.category.rawValue,
+                id: $0.id, name: $0.name, description: $0.description, icon: $0.icon, category: .init(rawValue: $0.category.rawValue),
                 isFamilyFriendly: $0.isFamilyFriendly, voice: $0.voice, contentWarning: $0.contentWarning
             )
         }
@@ -73,8 +73,9 @@ struct CallsController: RouteCollection {
     func voices(_ req: Request) async throws -> VoicesResponse {
         let items = services.voices.voices.map {
             VoiceDTO(
-                id: $0.id, displayName: $0.displayName, gender: $0.gender.rawValue, accent: $0.accent.rawValue,
-                personality: $0.personality.rawValue, description: $0.description
+                id: $0.id, displayName: $0.displayName, gender: .init(rawValue: $0.gender.rawValue),
+                accent: .init(rawValue: $0.accent.rawValue), personality: .init(rawValue: $0.personality.rawValue),
+                description: $0.description
             )
         }
         return VoicesResponse(voices: items)
@@ -187,7 +188,7 @@ struct CallsController: RouteCollection {
         let transcript =
             call.transcriptDeletedAt == nil
             ? try await store.callBridge.transcript(callID: call.id).map {
-                CallTranscriptLine(speaker: $0.speaker, text: $0.text, atMs: $0.atMilliseconds, interrupted: $0.interrupted)
+                CallTranscriptLine(speaker: .init(rawValue: $0.speaker), text: $0.text, atMs: $0.atMilliseconds, interrupted: $0.interrupted)
             } : nil
         let latency = call.bridgeReason.map { _ in
             CallLatency(

@@ -126,8 +126,9 @@ struct VoiceController: RouteCollection {
     func defaultVoices(_ req: Request) async throws -> VoicesResponse {
         let items = services.voices.voices.map {
             VoiceDTO(
-                id: $0.id, displayName: $0.displayName, gender: $0.gender.rawValue, accent: $0.accent.rawValue,
-                personality: $0.personality.rawValue, description: $0.description)
+                id: $0.id, displayName: $0.displayName, gender: .init(rawValue: $0.gender.rawValue),
+                accent: .init(rawValue: $0.accent.rawValue), personality: .init(rawValue: $0.personality.rawValue),
+                description: $0.description)
         }
         return VoicesResponse(voices: items)
     }

@@ -367,7 +367,8 @@ final class MediaStreamBridge: @unchecked Sendable {
         let services = services
         let progress = CallProgressDTO(
             type: "transcript", callSid: sid,
-            line: CallTranscriptLine(speaker: line.speaker.rawValue, text: line.text, atMs: line.atMilliseconds, interrupted: line.interrupted))
+            line: CallTranscriptLine(
+                speaker: .init(rawValue: line.speaker.rawValue), text: line.text, atMs: line.atMilliseconds, interrupted: line.interrupted))
         services.background.track { await services.publishCallProgress(progress, userID: call.userID) }
     }
 
