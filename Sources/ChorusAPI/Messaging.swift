@@ -336,11 +336,27 @@ public struct MessageSearchResponse: Codable, Sendable, Equatable {
     }
 }
 
+/// An audio container the server accepts for recordings (`POST /audio`'s `format`). Open: a value this version does
+/// not know decodes as itself (``isKnown`` is then `false`).
+public struct RecordingFormat: OpenEnum, CaseIterable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// AAC in an MPEG-4 container, served as `audio/mp4`.
+    public static let m4a: RecordingFormat = "m4a"
+    /// MP3, served as `audio/mpeg`.
+    public static let mp3: RecordingFormat = "mp3"
+    /// PCM WAV, served as `audio/wav`.
+    public static let wav: RecordingFormat = "wav"
+
+    /// The known formats.
+    public static let allCases: [RecordingFormat] = [.m4a, .mp3, .wav]
+}
+
 /// `POST /audio` answer: the stored recording.
 public struct AudioUploadResponse: Codable, Sendable, Equatable {
     public var audioID: String
-    /// `m4a`, `mp3` or `wav`.
-    public var format: String
+    public var format: RecordingFormat
     public var contentType: String
     public var sizeBytes: Int
     /// Read from the container, not trusted from the client.
@@ -348,7 +364,7 @@ public struct AudioUploadResponse: Codable, Sendable, Equatable {
     /// When the recording is deleted unless the message is starred.
     public var expiresAt: Date?
 
-    public init(audioID: String, format: String, contentType: String, sizeBytes: Int, durationSeconds: Double, expiresAt: Date?) {
+    public init(audioID: String, format: RecordingFormat, contentType: String, sizeBytes: Int, durationSeconds: Double, expiresAt: Date?) {
         self.audioID = audioID
         self.format = format
         self.contentType = contentType

@@ -44,7 +44,8 @@ struct MessagingModelTests {
         #expect(RecordingFormat.wav.mimeType == "audio/wav")
         #expect(RecordingFormat(fileExtension: "M4A") == .m4a && RecordingFormat(fileExtension: "aac") == .m4a)
         #expect(RecordingFormat(fileExtension: "wave") == .wav && RecordingFormat(fileExtension: "ogg") == nil)
-        #expect(RecordingFormat(rawValue: "flac") == .unknown("flac"))
+        #expect(RecordingFormat(rawValue: "flac") == "flac" && !RecordingFormat(rawValue: "flac").isKnown)
+        #expect(RecordingFormat(rawValue: "flac").mimeType == "audio/flac")
     }
 
     @Test("realtime events: each type to its case; pong is not an event; unknown or incomplete ones are unknown")

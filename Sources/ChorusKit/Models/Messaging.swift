@@ -131,27 +131,8 @@ public struct MessagesPage: Sendable, Hashable {
     }
 }
 
-/// An audio container the server accepts for recordings.
-public enum RecordingFormat: RawRepresentable, Sendable, Hashable, CustomStringConvertible, Codable {
-    /// AAC in an MPEG-4 container (`m4a`): what `AVAudioRecorder` writes with `kAudioFormatMPEG4AAC`. Sent as `audio/mp4`.
-    case m4a
-    /// MP3 (`mp3`), sent as `audio/mpeg`.
-    case mp3
-    /// PCM WAV (`wav`), sent as `audio/wav`.
-    case wav
-    /// A format this version of the SDK does not know.
-    case unknown(String)
-
-    /// Reads the server's value.
-    public init(rawValue: String) {
-        switch rawValue {
-        case "m4a": self = .m4a
-        case "mp3": self = .mp3
-        case "wav": self = .wav
-        default: self = .unknown(rawValue)
-        }
-    }
-
+/// The SDK's side of ChorusAPI's open `RecordingFormat`: the format of a file and what an upload is sent as.
+extension RecordingFormat {
     /// The format of a file, from its extension (`m4a`, `mp4`, `aac`, `mp3`, `wav`, `wave`); `nil` for others.
     public init?(fileExtension: String) {
         switch fileExtension.lowercased() {
@@ -162,42 +143,19 @@ public enum RecordingFormat: RawRepresentable, Sendable, Hashable, CustomStringC
         }
     }
 
-    /// The server's value, e.g. `m4a`.
-    public var rawValue: String {
-        switch self {
-        case .m4a: "m4a"
-        case .mp3: "mp3"
-        case .wav: "wav"
-        case .unknown(let value): value
-        }
-    }
-
-    /// The media type an upload is sent with.
+    /// The media type an upload is sent with: `audio/mp4` for `m4a` (what `AVAudioRecorder` writes with
+    /// `kAudioFormatMPEG4AAC`), `audio/mpeg`, `audio/wav`, or `audio/<value>` for a format this SDK version does not know.
     public var mimeType: String {
         switch self {
         case .m4a: "audio/mp4"
         case .mp3: "audio/mpeg"
         case .wav: "audio/wav"
-        case .unknown(let value): "audio/\(value)"
+        default: "audio/\(rawValue)"
         }
     }
 
     /// The usual file extension.
     public var fileExtension: String { rawValue }
-
-    /// The same as ``rawValue``.
-    public var description: String { rawValue }
-
-    /// Decodes the server's value (a string).
-    public init(from decoder: any Decoder) throws {
-        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
-    }
-
-    /// Encodes ``rawValue``.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 }
 
 /// A recording stored by the server (`POST /audio`), from ``VoiceClient/upload(file:format:longForm:)``: attach it to
@@ -223,7 +181,7 @@ public struct Recording: Sendable, Hashable, Identifiable {
     /// Converts the wire format.
     public init(_ dto: AudioUploadResponse) {
         audioID = dto.audioID
-        format = RecordingFormat(rawValue: dto.format)
+        format = dto.format
         contentType = dto.contentType
         size = dto.sizeBytes
         duration = dto.durationSeconds

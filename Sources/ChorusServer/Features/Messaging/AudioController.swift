@@ -132,7 +132,7 @@ struct AudioController: RouteCollection {
 
     static func dto(_ record: AudioRecord) -> AudioUploadResponse {
         AudioUploadResponse(
-            audioID: record.id, format: record.format, contentType: record.contentType, sizeBytes: record.sizeBytes,
+            audioID: record.id, format: RecordingFormat(rawValue: record.format), contentType: record.contentType, sizeBytes: record.sizeBytes,
             durationSeconds: Double(record.durationMs) / 1000, expiresAt: record.expiresAt)
     }
 
