@@ -212,8 +212,7 @@ public struct SubscriptionStatusResponse: Codable, Sendable, Equatable {
     public var subscriptionStartDate: Date?
     public var subscriptionEndDate: Date?
     public var nextPaymentDate: Date?
-    /// `weekly` or `monthly`.
-    public var billingCycle: String?
+    public var billingCycle: BillingPeriod?
     public var appStoreTransactionID: String?
     public var appStoreProductID: String?
     /// Whether the subscription renews automatically; `null` without a subscription.
@@ -225,7 +224,7 @@ public struct SubscriptionStatusResponse: Codable, Sendable, Equatable {
 
     public init(
         subscriptionTier: String?, subscriptionStatus: SubscriptionState, isSubscribed: Bool, subscriptionStartDate: Date?,
-        subscriptionEndDate: Date?, nextPaymentDate: Date?, billingCycle: String?, appStoreTransactionID: String?,
+        subscriptionEndDate: Date?, nextPaymentDate: Date?, billingCycle: BillingPeriod?, appStoreTransactionID: String?,
         appStoreProductID: String?, willRenew: Bool? = nil, renewsToProductID: String? = nil, gracePeriodExpiresDate: Date? = nil
     ) {
         self.subscriptionTier = subscriptionTier

@@ -1,8 +1,23 @@
 import Foundation
 
+/// Which kind of account this is, set when it was registered (usage-stats' and check-call-permission's `app_type`).
+/// Open: a value this version does not know decodes as itself (``isKnown`` is then `false`).
+public struct AppType: OpenEnum, CaseIterable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// An account created by the mobile app.
+    public static let mobileConsumer: AppType = "mobile_consumer"
+    /// An account created by the web app.
+    public static let webBusiness: AppType = "web_business"
+
+    /// The known kinds.
+    public static let allCases: [AppType] = [.mobileConsumer, .webBusiness]
+}
+
 /// `GET /mobile/usage-stats`: the 17 fields of the contract. Optional fields are always present, as `null`.
 public struct UsageStatsResponse: Codable, Sendable, Equatable {
-    public var appType: String
+    public var appType: AppType
     public var isTrialActive: Bool
     public var trialCallsRemaining: Int
     public var trialCallsUsed: Int
@@ -21,7 +36,7 @@ public struct UsageStatsResponse: Codable, Sendable, Equatable {
     public var monthStartDate: Date
 
     public init(
-        appType: String, isTrialActive: Bool, trialCallsRemaining: Int, trialCallsUsed: Int, callsMadeToday: Int,
+        appType: AppType, isTrialActive: Bool, trialCallsRemaining: Int, trialCallsUsed: Int, callsMadeToday: Int,
         callsMadeThisWeek: Int, callsMadeThisMonth: Int, callsMadeTotal: Int, isSubscribed: Bool,
         subscriptionTier: String?, upgradeRecommended: Bool, totalCallDurationThisWeek: Int,
         totalCallDurationThisMonth: Int, addonCallsRemaining: Int, addonCallsExpiry: Date?, weekStartDate: Date,
@@ -95,13 +110,13 @@ public struct CallPermissionDetails: Codable, Sendable, Equatable {
     public var durationLimit: Int?
     public var addonCallsRemaining: Int?
     public var trialEnds: Date?
-    public var appType: String?
+    public var appType: AppType?
     public var message: String?
     public var upgradeOptions: [UpgradeOption]?
 
     public init(
         callsRemainingThisWeek: Int? = nil, callsRemainingThisMonth: Int? = nil, durationLimit: Int? = nil,
-        addonCallsRemaining: Int? = nil, trialEnds: Date? = nil, appType: String? = nil, message: String? = nil,
+        addonCallsRemaining: Int? = nil, trialEnds: Date? = nil, appType: AppType? = nil, message: String? = nil,
         upgradeOptions: [UpgradeOption]? = nil
     ) {
         self.callsRemainingThisWeek = callsRemainingThisWeek
@@ -176,19 +191,35 @@ public struct CallPermissionResponse: Codable, Sendable, Equatable {
     }
 }
 
+/// How often a plan is billed (pricing's `billing`, subscription-status' `billing_cycle`). Open: a value this version
+/// does not know decodes as itself (``isKnown`` is then `false`), e.g. `every 10 days` on a server configured that way.
+/// (Not ChorusCore's `BillingCycle`, which computes the cycles' dates.)
+public struct BillingPeriod: OpenEnum, CaseIterable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Every week.
+    public static let weekly: BillingPeriod = "weekly"
+    /// Every month.
+    public static let monthly: BillingPeriod = "monthly"
+
+    /// The known periods.
+    public static let allCases: [BillingPeriod] = [.weekly, .monthly]
+}
+
 /// One subscription plan of `GET /mobile/pricing`.
 public struct PricingPlan: Codable, Sendable, Equatable {
     public var id: String
     public var name: String
     public var price: String
-    public var billing: String
+    public var billing: BillingPeriod
     public var calls: String
     public var durationLimit: String
     public var features: [String]
     public var productID: String
 
     public init(
-        id: String, name: String, price: String, billing: String, calls: String, durationLimit: String,
+        id: String, name: String, price: String, billing: BillingPeriod, calls: String, durationLimit: String,
         features: [String], productID: String
     ) {
         self.id = id

@@ -51,7 +51,7 @@ public enum UsageReport {
         _ position: UsagePosition, account: UsageAccount, windows: UsageWindows, tally: CallTally
     ) -> UsageStatsResponse {
         UsageStatsResponse(
-            appType: account.appType,
+            appType: AppType(rawValue: account.appType),
             isTrialActive: position.isTrialActive,
             trialCallsRemaining: position.trialRemaining,
             trialCallsUsed: position.trial.used,
@@ -79,7 +79,7 @@ public enum UsageReport {
             durationLimit: decision.charge?.durationLimitSeconds,
             addonCallsRemaining: position.addonRemaining,
             trialEnds: position.trialPeriodOpen ? position.trialEnds : nil,
-            appType: appType,
+            appType: AppType(rawValue: appType),
             message: decision.message,
             upgradeOptions: decision.allowed ? nil : decision.upgradeOptions
         )
@@ -118,7 +118,7 @@ public enum UsageReport {
                 terms.durationLimitSeconds % 60 == 0
                 ? "\(minutes) minute\(minutes == 1 ? "" : "s") per call" : "\(terms.durationLimitSeconds) seconds per call"
             return PricingPlan(
-                id: terms.tier.rawValue, name: terms.name, price: terms.price, billing: terms.billing,
+                id: terms.tier.rawValue, name: terms.name, price: terms.price, billing: BillingPeriod(rawValue: terms.billing),
                 calls: "\(terms.callsPerCycle) calls per \(terms.cycleUnit)", durationLimit: duration, features: terms.features,
                 productID: terms.productID
             )

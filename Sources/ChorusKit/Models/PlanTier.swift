@@ -35,33 +35,6 @@ public enum PlanTier: RawRepresentable, Sendable, Hashable, CustomStringConverti
     public var description: String { rawValue }
 }
 
-/// How often a plan is billed.
-public enum BillingCycle: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-    /// Every week (`weekly`).
-    case weekly
-    /// Every month (`monthly`).
-    case monthly
-    /// Another cycle, as the server describes it (e.g. `every 10 days` on a server configured that way).
-    case unknown(String)
-
-    /// Reads the server's billing text.
-    public init(rawValue: String) {
-        switch rawValue {
-        case "weekly": self = .weekly
-        case "monthly": self = .monthly
-        default: self = .unknown(rawValue)
-        }
-    }
-
-    /// The server's text: `weekly`, `monthly`, or the unknown value as received.
-    public var rawValue: String {
-        switch self {
-        case .weekly: "weekly"
-        case .monthly: "monthly"
-        case .unknown(let value): value
-        }
-    }
-
-    /// The same as ``rawValue``.
-    public var description: String { rawValue }
-}
+/// How often a plan is billed: the wire's open value, ChorusAPI's `BillingPeriod` (`weekly`, `monthly`; another cycle
+/// is kept as the server describes it, e.g. `every 10 days` on a server configured that way, with `isKnown` `false`).
+public typealias BillingCycle = BillingPeriod

@@ -47,7 +47,7 @@ public struct Plan: Sendable, Hashable, Identifiable {
         tier = PlanTier(rawValue: dto.id)
         name = dto.name
         price = dto.price
-        billing = BillingCycle(rawValue: dto.billing)
+        billing = dto.billing
         calls = dto.calls
         durationLimit = dto.durationLimit
         features = dto.features

@@ -43,7 +43,7 @@ public struct SubscriptionStatus: Sendable, Hashable {
         startDate = dto.subscriptionStartDate
         endDate = dto.subscriptionEndDate
         nextPaymentDate = dto.nextPaymentDate
-        billingCycle = dto.billingCycle.map(BillingCycle.init(rawValue:))
+        billingCycle = dto.billingCycle
         transactionID = dto.appStoreTransactionID
         productID = dto.appStoreProductID
         willRenew = dto.willRenew

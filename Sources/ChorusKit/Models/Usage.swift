@@ -3,36 +3,9 @@ import Foundation
 
 /// The user's plan, trial and usage counters (`GET /mobile/usage-stats`), from ``CallsClient/usageStats()``.
 public struct Usage: Sendable, Hashable {
-    /// Which kind of account this is, set when it was registered.
-    public enum AppType: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        /// An account created by the mobile app (`mobile_consumer`).
-        case mobileConsumer
-        /// An account created by the web app (`web_business`).
-        case webBusiness
-        /// A kind this version of the SDK does not know.
-        case unknown(String)
-
-        /// Reads the server's value.
-        public init(rawValue: String) {
-            switch rawValue {
-            case "mobile_consumer": self = .mobileConsumer
-            case "web_business": self = .webBusiness
-            default: self = .unknown(rawValue)
-            }
-        }
-
-        /// The server's value.
-        public var rawValue: String {
-            switch self {
-            case .mobileConsumer: "mobile_consumer"
-            case .webBusiness: "web_business"
-            case .unknown(let value): value
-            }
-        }
-
-        /// The same as ``rawValue``.
-        public var description: String { rawValue }
-    }
+    /// Which kind of account this is, set when it was registered: the wire's open value, ChorusAPI's `AppType`
+    /// (`mobileConsumer`, `webBusiness`; a value a newer server added is kept as is, `isKnown` is `false`).
+    public typealias AppType = ChorusAPI.AppType
 
     /// The kind of account.
     public var appType: AppType
@@ -71,7 +44,7 @@ public struct Usage: Sendable, Hashable {
 
     /// Converts the wire format.
     public init(_ dto: UsageStatsResponse) {
-        appType = AppType(rawValue: dto.appType)
+        appType = dto.appType
         isTrialActive = dto.isTrialActive
         trialCallsRemaining = dto.trialCallsRemaining
         trialCallsUsed = dto.trialCallsUsed

@@ -75,7 +75,7 @@ struct PurchasesController: RouteCollection {
             subscriptionTier: entitlement.tier.wireName, subscriptionStatus: SubscriptionState(rawValue: entitlement.status.rawValue),
             isSubscribed: entitlement.isActive,
             subscriptionStartDate: subscription.anchor, subscriptionEndDate: entitlement.accessUntil ?? subscription.expiresAt,
-            nextPaymentDate: entitlement.status == .active ? subscription.expiresAt : nil, billingCycle: terms.billing,
+            nextPaymentDate: entitlement.status == .active ? subscription.expiresAt : nil, billingCycle: BillingPeriod(rawValue: terms.billing),
             appStoreTransactionID: subscription.latestTransactionID, appStoreProductID: subscription.productID,
             willRenew: subscription.willRenew && entitlement.isActive, renewsToProductID: subscription.autoRenewProductID,
             gracePeriodExpiresDate: graceUntil)
