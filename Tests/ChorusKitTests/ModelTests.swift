@@ -2,15 +2,16 @@ import ChorusKit
 import Foundation
 import Testing
 
-/// The SDK's model types: every server string set maps its known values to cases and anything else to
-/// `unknown("…")`, so a value added by a newer server never fails to decode in an older app.
+/// The SDK's model types: every server string set is an open value (ChorusAPI's, under the SDK's name) whose known
+/// values are static members and anything else is kept as is with `isKnown` false (`PlanTier`: `unknown("…")`), so a
+/// value added by a newer server never fails to decode in an older app.
 @Suite("ChorusKit model types")
 struct ModelTests {
     private func decode<T: Decodable>(_ type: T.Type, _ json: String) throws -> T {
         try ChorusJSON.makeDecoder().decode(T.self, from: Data(json.utf8))
     }
 
-    @Test("known raw values round-trip through their cases")
+    @Test("known raw values round-trip through their named values")
     func knownValues() {
         func check<E: RawRepresentable & Equatable>(_ cases: [E], _ raws: [String], sourceLocation: SourceLocation = #_sourceLocation)
         where E.RawValue == String {
@@ -60,7 +61,7 @@ struct ModelTests {
         #expect(["mobile_basic", "mobile_weekly", "mobile_premium"].map(PlanTier.init(rawValue:)) == [.basic, .basic, .premium])
     }
 
-    @Test("unknown raw values become unknown(…) and keep the server's text")
+    @Test("unknown raw values are kept as the server's text and are not known")
     func unknownValues() {
         #expect(PlanTier(rawValue: "mobile_family") == .unknown("mobile_family"))
         #expect(PlanTier.unknown("mobile_family").rawValue == "mobile_family")
@@ -83,7 +84,7 @@ struct ModelTests {
         #expect(Call.Status(rawValue: "voicemail").description == "voicemail" && !Call.Status(rawValue: "voicemail").isFinal)
     }
 
-    @Test("answers with values a newer server might send decode into unknown cases")
+    @Test("answers with values a newer server might send decode into unknown values")
     func answersWithNewValues() throws {
         let usage = Usage(
             try decode(
