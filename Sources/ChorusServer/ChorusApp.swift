@@ -50,7 +50,6 @@ public enum ChorusApp {
         }
         app.lifecycle.use(Stopping { await services.bridges.shutdown() })
         addQuiesceStep(app) { await services.bridges.shutdown() }
-        if let pool = services.readPool { app.lifecycle.use(Stopping { try? await pool.shutdown() }) }
         if let fanout = services.messaging.fanout as? any LifecycleHandler { app.lifecycle.use(fanout) }
         app.lifecycle.use(Stopping { await services.messaging.hub.closeAll() })
         addQuiesceStep(app) { await services.messaging.hub.closeAll() }
@@ -109,7 +108,7 @@ public enum ChorusApp {
 }
 
 /// Runs `stop` when the application shuts down.
-private struct Stopping: LifecycleHandler {
+struct Stopping: LifecycleHandler {
     let stop: @Sendable (Application) async -> Void
 
     init(_ stop: @escaping @Sendable () async -> Void) { self.stop = { _ in await stop() } }

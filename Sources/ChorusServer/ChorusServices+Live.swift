@@ -50,6 +50,9 @@ extension ChorusServices {
                 path: path, connectionsPerEventLoop: configuration.sqliteReadersPerEventLoop, threadPool: app.threadPool,
                 eventLoopGroup: app.eventLoopGroup, logger: app.logger
             )
+            // Closed when the application shuts down, even if configure never runs (a start that fails later), and
+            // last of the handlers, after the work that reads through it has stopped.
+            app.lifecycle.use(Stopping { [readPool] in try? await readPool?.shutdown() })
         }
         // Realtime events across instances through PostgreSQL when configured.
         let hub = RealtimeHub(limits: configuration.connections)
