@@ -57,7 +57,7 @@ struct UsageMeter: Sendable {
             result = try await call()
         } catch {
             do {
-                try await store().releaseFeatureSpend(reservation)
+                try await store().metering.releaseFeatureSpend(reservation)
             } catch let releaseError {
                 logger.error("could not give a spend reservation back", metadata: ["error": .string("\(releaseError)")])
             }
@@ -74,12 +74,12 @@ struct UsageMeter: Sendable {
         let now = clock()
         let userID = MeteringContext.current.userID
         if MeteringContext.current.admitted {
-            return try await store().reserveFeatureSpend(
+            return try await store().metering.reserveFeatureSpend(
                 feature, amount: estimate, day: (period: "day:" + VoiceUsagePolicy.period(now, monthly: false), budget: nil),
                 month: (period: "month:" + VoiceUsagePolicy.period(now, monthly: true), budget: nil), user: nil)
         }
         do {
-            return try await store().reserveFeatureSpend(
+            return try await store().metering.reserveFeatureSpend(
                 feature, amount: estimate, day: (period: "day:" + VoiceUsagePolicy.period(now, monthly: false), budget: limits.budget.dailyMicrodollars),
                 month: (period: "month:" + VoiceUsagePolicy.period(now, monthly: true), budget: limits.budget.monthlyMicrodollars),
                 user: userID.map { (id: $0, key: ProductLimits.userOperationsKey(feature, at: now), limit: limits.userDailyOperations) })
@@ -122,7 +122,7 @@ struct UsageMeter: Sendable {
             usdMicros: prices.costMicrodollars(of: operation, model: model, consumption: consumption), requestID: context.requestID,
             subject: context.subject, createdAt: clock())
         do {
-            try await store().recordUsage(usage, settling: settling)
+            try await store().metering.recordUsage(usage, settling: settling)
         } catch {
             logger.error(
                 "could not record provider usage",
@@ -139,7 +139,7 @@ struct UsageMeter: Sendable {
         let budget = limits.budget
         guard budget != .unlimited else { return }
         let now = clock()
-        let spent = try await store().featureSpend(feature, at: now)
+        let spent = try await store().metering.featureSpend(feature, at: now)
         if let period = budget.exceeded(spentToday: spent.day, spentThisMonth: spent.month, estimate: estimate) {
             logger.critical(
                 "feature budget reached: new work is refused",
