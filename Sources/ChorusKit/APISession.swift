@@ -306,9 +306,4 @@ extension APISession {
     func send(_ request: EndpointRequest<NoContent>) async throws {
         try await send(request.request)
     }
-
-    /// Sends `request`, whose endpoint answers raw bytes (audio, a picture), and returns them.
-    func send(_ request: EndpointRequest<RawContent>) async throws -> Data {
-        try await send(request.request)
-    }
 }
