@@ -63,7 +63,7 @@ public struct Endpoint<Body: Sendable, Answer: Sendable>: Sendable, Hashable {
     }
 
     /// The endpoint without its types, for tables and comparisons.
-    public var erased: AnyEndpoint { AnyEndpoint(method: method, template: template) }
+    public var erased: AnyEndpoint { AnyEndpoint(method: method, template: template, successStatus: successStatus) }
 }
 
 /// A segment of an endpoint's path template.
@@ -84,14 +84,27 @@ public enum EndpointSegment: Sendable, Hashable {
     }
 }
 
-/// An ``Endpoint`` without its body and answer types.
+/// An ``Endpoint`` without its body and answer types. Two are the same operation when their method and template are
+/// (equality and hashing ignore ``successStatus``).
 public struct AnyEndpoint: Sendable, Hashable, CustomStringConvertible {
     public let method: EndpointMethod
     public let template: String
+    /// The status of a successful answer.
+    public let successStatus: Int
 
-    public init(method: EndpointMethod, template: String) {
+    public init(method: EndpointMethod, template: String, successStatus: Int) {
         self.method = method
         self.template = template
+        self.successStatus = successStatus
+    }
+
+    public static func == (left: AnyEndpoint, right: AnyEndpoint) -> Bool {
+        left.method == right.method && left.template == right.template
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(method)
+        hasher.combine(template)
     }
 
     /// `GET /mobile/usage-stats`.
