@@ -104,7 +104,7 @@ final class FakeModerator: ContentModerator {
 
 extension ChorusApp.Options {
     /// These options with the provider at `role` replaced by `fake` (on top of any replacement already made).
-    func fake<Provider: Sendable>(_ role: WritableKeyPath<ProviderSet, Provider> & Sendable, _ fake: Provider) -> ChorusApp.Options {
+    func fake<Provider: Sendable>(_ role: any WritableKeyPath<ProviderSet, Provider> & Sendable, _ fake: Provider) -> ChorusApp.Options {
         var options = self
         let earlier = overrideProviders
         options.overrideProviders = { providers in
