@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -36,6 +36,11 @@ let package = Package(
         // /metrics: a PrometheusCollectorRegistry per app instance (swift-prometheus builds on swift-metrics' CoreMetrics).
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // Traces (issue 18): the tracing API in the server and the provider clients, exported over OTLP/HTTP by swift-otel
+        // (its OTLPHTTP trait only: the default also builds gRPC), run as a ServiceLifecycle service.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
     ],
     targets: [
         // Wire types shared by the server and the SDK. Foundation only.
@@ -62,6 +67,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -95,6 +101,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 // The metrics API the Prometheus registry implements, at the version we tested with.
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.copy("Resources/openapi.json"), .copy("Resources/web")],
             swiftSettings: swiftSettings

@@ -1,4 +1,5 @@
 import Foundation
+import Tracing
 
 /// Told about every exchange with a provider — each attempt, retries included — so operators can see each
 /// provider's error rate and latency (the console's provider health).
@@ -6,6 +7,14 @@ public protocol ProviderCallObserver: Sendable {
     /// One exchange with `provider` for `operation` took `duration`; `failure` is `nil` when it succeeded, otherwise
     /// a short classification (``ProviderCallFailure``) that never carries a message, a key or personal data.
     func providerCall(provider: String, operation: String, failure: String?, duration: Duration)
+
+    /// Makes a span of each exchange and sends its `traceparent` (``ProviderTracing``); `nil` (the default): exchanges
+    /// are not traced.
+    var tracer: (any Tracer)? { get }
+}
+
+extension ProviderCallObserver {
+    public var tracer: (any Tracer)? { nil }
 }
 
 /// The classifications of failed provider exchanges.

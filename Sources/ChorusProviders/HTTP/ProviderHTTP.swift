@@ -79,9 +79,14 @@ public struct ProviderHTTP: Sendable {
             let outcome: Result<Response, ProviderError>
             let started = ContinuousClock.now
             do {
-                let response = try await client.execute(try makeRequest(), timeout: timeout, logger: logger)
-                let body = try await response.body.collect(upTo: maxResponseBytes)
-                outcome = .success(Response(status: Int(response.status.code), headers: response.headers, body: body))
+                let answer = try await ProviderTracing.exchange(
+                    tracer: observer?.tracer, provider: provider, operation: operation, request: try makeRequest(), status: \Response.status
+                ) { request in
+                    let response = try await client.execute(request, timeout: timeout, logger: logger)
+                    let body = try await response.body.collect(upTo: maxResponseBytes)
+                    return Response(status: Int(response.status.code), headers: response.headers, body: body)
+                }
+                outcome = .success(answer)
             } catch let error as ProviderError {
                 throw error
             } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {

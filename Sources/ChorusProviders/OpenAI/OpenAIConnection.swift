@@ -111,7 +111,9 @@ public struct OpenAIConnection: Sendable, CustomStringConvertible {
         let response: HTTPClientResponse
         let started = ContinuousClock.now
         do {
-            response = try await http.client.execute(request, timeout: http.timeout, logger: http.logger)
+            response = try await ProviderTracing.exchange(
+                tracer: http.observer?.tracer, provider: http.provider, operation: operation, request: request, status: { Int($0.status.code) }
+            ) { try await http.client.execute($0, timeout: http.timeout, logger: http.logger) }
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             http.observe(operation, failure: ProviderCallFailure.timeout, since: started)
             throw ProviderError.unavailable("\(http.provider) timed out")

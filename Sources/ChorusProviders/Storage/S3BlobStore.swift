@@ -295,7 +295,9 @@ public struct S3BlobStore: BlobStore {
         let started = ContinuousClock.now
         do {
             let request = signedRequest(method: .GET, path: objectPath(key), headers: headers, payloadHash: SigV4.emptyPayloadHash)
-            response = try await http.client.execute(request, timeout: http.timeout, logger: http.logger)
+            response = try await ProviderTracing.exchange(
+                tracer: http.observer?.tracer, provider: http.provider, operation: "get", request: request, status: { Int($0.status.code) }
+            ) { try await http.client.execute($0, timeout: http.timeout, logger: http.logger) }
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             http.observe("get", failure: ProviderCallFailure.timeout, since: started)
             return .failed(.unavailable("s3 timed out"), retryAfter: nil)

@@ -158,11 +158,15 @@ public struct TwilioRESTClient: Telephony {
             observer?.providerCall(provider: "twilio", operation: operation, failure: failure, duration: ContinuousClock.now - started)
         }
         do {
-            let response = try await httpClient.execute(request, timeout: timeout)
-            let buffer = try await response.body.collect(upTo: 1 << 20)
-            let body = Data(buffer.readableBytesView)
-            observe(ProviderCallFailure.status(Int(response.status.code)))
-            return (Int(response.status.code), body)
+            let answer = try await ProviderTracing.exchange(
+                tracer: observer?.tracer, provider: "twilio", operation: operation, request: request, status: \.status
+            ) { request -> (status: Int, body: Data) in
+                let response = try await httpClient.execute(request, timeout: timeout)
+                let buffer = try await response.body.collect(upTo: 1 << 20)
+                return (Int(response.status.code), Data(buffer.readableBytesView))
+            }
+            observe(ProviderCallFailure.status(answer.status))
+            return answer
         } catch let error as CancellationError {
             throw error
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
