@@ -154,18 +154,24 @@ public struct PaymentRequiredResponse: Codable, Sendable, Equatable {
 
 /// `GET /health`.
 public struct HealthResponse: Codable, Sendable, Equatable {
+    /// `ok`, `unavailable` (the database does not answer) or `draining` (the instance is stopping).
     public var status: String
     public var version: String
     public var environment: String
     public var database: String
     public var providers: [String: String]
+    /// The instance is draining (SIGTERM): it refuses new requests while its calls in progress end.
+    public var draining: Bool
 
-    public init(status: String, version: String, environment: String, database: String, providers: [String: String]) {
+    public init(
+        status: String, version: String, environment: String, database: String, providers: [String: String], draining: Bool = false
+    ) {
         self.status = status
         self.version = version
         self.environment = environment
         self.database = database
         self.providers = providers
+        self.draining = draining
     }
 
     enum CodingKeys: String, CodingKey {
@@ -174,5 +180,6 @@ public struct HealthResponse: Codable, Sendable, Equatable {
         case environment
         case database
         case providers
+        case draining
     }
 }

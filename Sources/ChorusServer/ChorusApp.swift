@@ -55,7 +55,7 @@ public enum ChorusApp {
         addQuiesceStep(app) { await services.messaging.hub.closeAll() }
         app.lifecycle.use(services.modelLifecycle)
 
-        useMiddleware(app, configuration)
+        useMiddleware(app, configuration, drain: services.drain)
         try registerRoutes(app, services: services)
         if options.runsJobs { startJobs(app, services: services) }
         // Last: what the steps above left running (a call's outcome being saved, presence being announced).
@@ -65,8 +65,9 @@ public enum ChorusApp {
         app.lifecycle.use(Stopping { application in await ChorusApp.quiesce(application) })
     }
 
-    /// CORS outermost so even errors carry its headers; then request ids, security headers, errors, body limits.
-    private static func useMiddleware(_ app: Application, _ configuration: ChorusConfiguration) {
+    /// CORS outermost so even errors carry its headers; then request ids, security headers, errors, the drain's
+    /// refusals, body limits.
+    private static func useMiddleware(_ app: Application, _ configuration: ChorusConfiguration, drain: DrainState) {
         app.middleware = Middlewares()
         if !configuration.corsOrigins.isEmpty {
             app.middleware.use(
@@ -82,6 +83,7 @@ public enum ChorusApp {
         app.middleware.use(RequestIDMiddleware())
         app.middleware.use(SecurityHeadersMiddleware(strictTransportSecurity: configuration.publicURL.scheme == "https"))
         app.middleware.use(ChorusErrorMiddleware())
+        app.middleware.use(DrainMiddleware(state: drain))
         app.middleware.use(DeclaredBodyLimitMiddleware(defaultLimit: configuration.maxBodySize))
     }
 

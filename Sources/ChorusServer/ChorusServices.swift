@@ -43,6 +43,8 @@ public struct ChorusServices: Sendable {
     let jobSignal: JobSignal
     /// Work that finishes on its own after a request or connection ended; drained before shutdown.
     let background = BackgroundWork()
+    /// Whether this instance drains (SIGTERM) and the requests it still handles.
+    let drain = DrainState()
     /// Whether access tokens' sign-in sessions still hold (checked per request, remembered for seconds).
     let sessions = SessionCheck()
     /// Every exchange with a provider over the last 15 minutes on this instance (the console's provider health).

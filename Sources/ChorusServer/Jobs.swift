@@ -37,6 +37,12 @@ extension ChorusApp {
             handlers: jobHandlers(services), pollInterval: configuration.jobPollInterval, concurrency: configuration.jobConcurrency,
             signal: services.jobSignal, clock: services.clock, logger: app.logger)
         app.lifecycle.use(runner)
+        app.storage[JobRunnerKey.self] = runner
         addQuiesceStep(app) { [unowned app] in await runner.shutdownAsync(app) }
     }
+}
+
+/// This instance's job runner (a drain stops its claims).
+struct JobRunnerKey: StorageKey {
+    typealias Value = JobRunner
 }

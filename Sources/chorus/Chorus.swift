@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChorusCore
 import ChorusEmbeddedSandbox
 import ChorusServer
 import Foundation
@@ -44,6 +45,7 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(78)  // EX_CONFIG
         }
         let app = try await makeApplication(configuration)
+        let outcome: DrainProgress.Outcome
         do {
             // The sandbox under /sandbox outside production; the providers, live or sandbox; then the application.
             let embedded = try EmbeddedSandbox.forServer(app, configuration: configuration)
@@ -66,7 +68,10 @@ struct Serve: AsyncParsableCommand {
                         metadata: ["address": .string(configuration.hostname)])
                 }
             }
-            try await app.execute()
+            try await app.startup()
+            app.logger.notice(
+                "SIGTERM or SIGINT drains this instance (at most \(ChorusApp.drainMaximum(configuration).components.seconds) s); a second one stops it at once")
+            outcome = await Self.serveUntilStopped(app)
         } catch let error as ConfigurationError {
             // Found while starting: a configured model the provider shut down (issue 22's model lifecycle check).
             try? await app.asyncShutdown()
@@ -77,6 +82,41 @@ struct Serve: AsyncParsableCommand {
             throw error
         }
         try await app.asyncShutdown()
+        // 0 when every call in progress ran to its end; 1 when the drain was cut short (its maximum, a second signal).
+        if outcome != .drained { throw ExitCode(1) }
+    }
+
+    /// Serves until SIGTERM or SIGINT, then drains (``ChorusApp/drain(_:maximum:)``); a second signal ends the drain at
+    /// once. Vapor's own handlers of these signals only end a wait this command does not do.
+    static func serveUntilStopped(_ app: Application) async -> DrainProgress.Outcome {
+        let (signals, continuation) = AsyncStream<Int32>.makeStream()
+        let queue = DispatchQueue(label: "chorus.signals")
+        let sources = [SIGTERM, SIGINT].map { code in
+            #if canImport(Darwin)
+            signal(code, SIG_IGN)  // Darwin delivers to the dispatch source only when the default action is off
+            #endif
+            let source = DispatchSource.makeSignalSource(signal: code, queue: queue)
+            source.setEventHandler { continuation.yield(code) }
+            source.resume()
+            return source
+        }
+        defer { for source in sources { source.cancel() } }
+        var drain: Task<DrainProgress.Outcome, Never>?
+        for await code in signals {
+            let name = code == SIGTERM ? "SIGTERM" : "SIGINT"
+            if let drain {
+                app.logger.warning("\(name) again: stopping at once")
+                drain.cancel()
+                break
+            }
+            app.logger.notice("\(name): draining")
+            drain = Task {
+                let outcome = await ChorusApp.drain(app)
+                continuation.finish()
+                return outcome
+            }
+        }
+        return await drain?.value ?? .interrupted
     }
 }
 

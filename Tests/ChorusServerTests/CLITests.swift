@@ -336,8 +336,9 @@ final class ServeProcess {
         self.baseURL = baseURL
     }
 
-    /// Starts the server and waits until `GET /health` answers; a port taken in between is retried with another.
-    static func start(in directory: URL) async throws -> ServeProcess {
+    /// Starts the server (with `extra` over the usual environment) and waits until `GET /health` answers; a port taken
+    /// in between is retried with another.
+    static func start(in directory: URL, environment extra: [String: String] = [:]) async throws -> ServeProcess {
         var lastLog = ""
         for _ in 1...5 {
             let port = try freePort()
@@ -347,7 +348,7 @@ final class ServeProcess {
                 "CHORUS_PORT": "\(port)", "CHORUS_JOB_POLL_SECONDS": "0.1", "CHORUS_LOG_LEVEL": "warning", "CHORUS_RATE_LIMITS": "off",
                 "CHORUS_JWT_SECRET": "cli-test-secret-cli-test-secret-0123456789",
                 "CHORUS_NUMBER_HASH_SECRET": "cli-number-hash-secret-cli-number-hash-0123",
-            ]
+            ].merging(extra) { $1 }
             let log = directory.appendingPathComponent("serve-\(port).log")
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             let process = Process()
@@ -369,6 +370,16 @@ final class ServeProcess {
             lastLog = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         }
         throw ServeProcessError(log: lastLog)
+    }
+
+    /// The server's process id (to signal it).
+    var processIdentifier: Int32 { process.processIdentifier }
+
+    /// Its exit status once it exits within `timeout`; `nil` if it still runs.
+    func exitStatus(within timeout: Duration) async throws -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        return process.isRunning ? nil : process.terminationStatus
     }
 
     /// Stops the server (SIGTERM) and waits for it.

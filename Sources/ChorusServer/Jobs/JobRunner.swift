@@ -29,6 +29,8 @@ final class JobRunner: LifecycleHandler, Sendable {
     private let logger: Logger
     private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
     private let running = NIOLockedValueBox(0)
+    /// Set by ``stopClaiming()`` (a drain): no new job is claimed, running ones finish.
+    private let claimingStopped = NIOLockedValueBox(false)
 
     init(
         handlers: [String: Handler], pollInterval: TimeInterval, lease: TimeInterval = 120, concurrency: Int = 8, signal: JobSignal,
@@ -50,9 +52,11 @@ final class JobRunner: LifecycleHandler, Sendable {
         let store = application.chorus.store(database as! any SQLDatabase, on: database.eventLoop)
         let loop = Task { [self] in
             await withDiscardingTaskGroup { group in
-                while !Task.isCancelled {
+                while !Task.isCancelled, !claimingStopped.withLockedValue({ $0 }) {
                     do {
-                        while !Task.isCancelled, running.withLockedValue({ $0 }) < concurrency, let job = try await claim(store: store) {
+                        while !Task.isCancelled, !claimingStopped.withLockedValue({ $0 }), running.withLockedValue({ $0 }) < concurrency,
+                            let job = try await claim(store: store)
+                        {
                             running.withLockedValue { $0 += 1 }
                             group.addTask {
                                 await self.run(job, store: store)
@@ -69,6 +73,16 @@ final class JobRunner: LifecycleHandler, Sendable {
         }
         task.withLockedValue { $0 = loop }
     }
+
+    /// Stops claiming jobs; the running ones go on to their end (a drain waits for ``runningJobs`` to reach 0, then
+    /// ``shutdownAsync(_:)`` cancels what is left).
+    func stopClaiming() {
+        claimingStopped.withLockedValue { $0 = true }
+        signal.notify()
+    }
+
+    /// Jobs running now.
+    var runningJobs: Int { running.withLockedValue { $0 } }
 
     func shutdownAsync(_ application: Application) async {
         let loop = task.withLockedValue { current -> Task<Void, Never>? in

@@ -15,7 +15,7 @@ struct SystemController: RouteCollection {
         routes.on(API.Operations.openAPI, use: openAPI)
     }
 
-    /// 200 once migrations ran and the database answers; 503 otherwise.
+    /// 200 once migrations ran and the database answers; 503 otherwise, and while the instance drains (`draining`).
     @Sendable
     func health(_ req: Request) async throws -> Response {
         var databaseState = "ok"
@@ -25,11 +25,13 @@ struct SystemController: RouteCollection {
             req.logger.error("health check: database unavailable", metadata: ["error": .string("\(error)")])
             databaseState = "unavailable"
         }
+        let draining = services.drain.isDraining
+        let status = draining ? "draining" : databaseState == "ok" ? "ok" : "unavailable"
         let body = HealthResponse(
-            status: databaseState == "ok" ? "ok" : "unavailable", version: Self.version, environment: services.configuration.environment.rawValue,
-            database: "\(services.configuration.database.kind):\(databaseState)", providers: services.providerNames
+            status: status, version: Self.version, environment: services.configuration.environment.rawValue,
+            database: "\(services.configuration.database.kind):\(databaseState)", providers: services.providerNames, draining: draining
         )
-        return try req.json(body, status: databaseState == "ok" ? .ok : .serviceUnavailable)
+        return try req.json(body, status: status == "ok" ? .ok : .serviceUnavailable)
     }
 
     @Sendable

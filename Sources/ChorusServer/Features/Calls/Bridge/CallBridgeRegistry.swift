@@ -23,6 +23,8 @@ final class CallBridgeRegistry: Sendable {
         var byCall: [Int: MediaStreamBridge] = [:]
         /// Calls that ended recently: a session prepared after its call's final callback (a fast busy) is not opened.
         var ended: [Int: ContinuousClock.Instant] = [:]
+        /// Calls whose bridge here ended in the last minutes (a draining instance waits for their final status).
+        var bridgeEnded: [Int: ContinuousClock.Instant] = [:]
         var shutDown = false
     }
 
@@ -114,9 +116,22 @@ final class CallBridgeRegistry: Sendable {
     }
 
     func unregister(_ bridge: MediaStreamBridge) {
+        let now = ContinuousClock.now
         state.withLockedValue { state in
             state.bridges.removeValue(forKey: ObjectIdentifier(bridge))
-            if let id = state.byCall.first(where: { $0.value === bridge })?.key { state.byCall[id] = nil }
+            if let id = state.byCall.first(where: { $0.value === bridge })?.key {
+                state.byCall[id] = nil
+                state.bridgeEnded = state.bridgeEnded.filter { now - $0.value < .seconds(300) }
+                state.bridgeEnded[id] = now
+            }
+        }
+    }
+
+    /// What a draining instance waits for: the bridges open, the calls placed here still ringing (their sessions
+    /// prepared), and the calls whose bridge ended here in the last five minutes.
+    func drainSnapshot() -> (bridges: Int, prepared: [Int], recentlyEnded: [Int]) {
+        state.withLockedValue { state in
+            (state.bridges.count, Array(state.prepared.keys), Array(state.bridgeEnded.keys))
         }
     }
 
