@@ -12,7 +12,10 @@ public struct ChorusServices: Sendable {
     let configuration: ChorusConfiguration
     let tokens: TokenIssuer
     let passwords: PasswordHasher
+    /// The per-instance rate limits (`user` and the per-user stories limits).
     let rateLimiter: RateLimiter
+    /// The rate limits that guard money or accounts, counted across instances in the database (`auth`, `calls`).
+    let sharedRateLimiter = SharedRateLimiter()
     let telephony: any Telephony
     /// The number calls are placed from.
     let fromNumber: String
@@ -71,6 +74,18 @@ public struct ChorusServices: Sendable {
     func checkRateLimit(_ key: String, _ limit: ChorusConfiguration.RateLimit) throws {
         if let retryAfter = rateLimiter.consume(key, limit: limit.limit, window: limit.window, now: now().timeIntervalSince1970) {
             throw APIError.rateLimited(retryAfter: retryAfter, limit: limit.limit, window: Int(limit.window))
+        }
+    }
+
+    /// Like ``checkRateLimit(_:_:)`` for a limit that guards money or accounts: counted in `store`, shared by every
+    /// instance on that database (``SharedRateLimiter``). Sweeps ended windows in the background now and then.
+    func checkSharedRateLimit(_ key: String, _ limit: ChorusConfiguration.RateLimit, store: ChorusStore, logger: Logger) async throws {
+        let now = now()
+        if let retryAfter = await sharedRateLimiter.consume(key, limit: limit, now: now, store: store, logger: logger) {
+            throw APIError.rateLimited(retryAfter: retryAfter, limit: limit.limit, window: Int(limit.window))
+        }
+        if sharedRateLimiter.claimSweep(at: now) {
+            background.track { [sharedRateLimiter] in await sharedRateLimiter.sweep(store: store, now: now, logger: logger) }
         }
     }
 

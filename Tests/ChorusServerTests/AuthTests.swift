@@ -126,7 +126,9 @@ struct AuthTests {
 
     @Test("auth endpoints are rate limited per IP with Retry-After", arguments: [TestDatabase.sqlite])
     func rateLimit(_ database: TestDatabase) async throws {
-        try await TestServer.run(on: database, environment: ["CHORUS_RATE_LIMITS": "auth=3/60"]) { server in
+        // The window is a whole minute (counted in the database): the clock starts one second into one.
+        let options = ChorusApp.Options.testing(clock: SharedRateLimitTests.alignedClock().closure)
+        try await TestServer.run(on: database, environment: ["CHORUS_RATE_LIMITS": "auth=3/60"], options: options) { server in
             var statuses: [Int] = []
             for _ in 0..<4 {
                 statuses.append(try await server.request(.POST, "/auth/login", form: "username=x%40example.com&password=whatever1").status)

@@ -25,6 +25,7 @@ import Testing
             "ChorusServer.CreateNumberLimits",
             "ChorusServer.AddScenarioVoicemail",
             "ChorusServer.CreateDoNotCall",
+            "ChorusServer.CreateRateLimitWindows",
         ])
     }
 }

@@ -11,11 +11,11 @@ extension ChorusConfiguration {
 
     /// Rate limits; `nil` members are unlimited.
     public struct RateLimits: Sendable, Equatable {
-        /// Every authenticated request, per user.
+        /// Every authenticated request, per user (per instance).
         public var user: RateLimit?
-        /// Call placement (make-call, schedule-call), per user.
+        /// Call placement (make-call, schedule-call), per user, across all instances on one database.
         public var calls: RateLimit?
-        /// Register, login and refresh, per client IP.
+        /// Register, login, refresh and the console's sign-in, per client IP, across all instances on one database.
         public var auth: RateLimit?
 
         public static let standard = RateLimits(

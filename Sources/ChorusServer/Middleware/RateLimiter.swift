@@ -3,8 +3,9 @@ import NIOConcurrencyHelpers
 
 /// Fixed-window request counters kept in memory (per instance). A key is e.g. `user:<id>` or `auth:<ip>`.
 ///
-/// Limits are per instance: with N instances a client gets at most N times the budget. The money paths do not
-/// depend on it (quota is enforced in the database); it protects against floods and brute force.
+/// Limits are per instance: with N instances a client gets at most N times the budget. It counts the limits that
+/// protect against floods (`user`, the stories' per-user limits); the limits that guard money or accounts are counted
+/// across instances by ``SharedRateLimiter``, which falls back to one of these when the database cannot count.
 final class RateLimiter: Sendable {
     private struct Window {
         var start: TimeInterval

@@ -107,6 +107,7 @@ extension ChorusStore {
     var messaging: MessagingStore { MessagingStore(base: self) }
     var metering: MeteringStore { MeteringStore(base: self) }
     var purchases: PurchaseStore { PurchaseStore(base: self) }
+    var rateLimits: RateLimitStore { RateLimitStore(base: self) }
     var reports: ReportStore { ReportStore(base: self) }
     var scenarios: ScenarioStore { ScenarioStore(base: self) }
     var schedules: ScheduleStore { ScheduleStore(base: self) }

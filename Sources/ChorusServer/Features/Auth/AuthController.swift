@@ -150,13 +150,13 @@ struct AuthController: RouteCollection {
     }
 }
 
-/// Per-IP limit on the credential endpoints.
+/// Per-IP limit on the credential endpoints, counted across instances (``SharedRateLimiter``).
 struct AuthRateLimit: AsyncMiddleware {
     let services: ChorusServices
 
     func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         if let limit = services.configuration.rateLimits.auth {
-            try services.checkRateLimit("auth:\(request.clientIP)", limit)
+            try await services.checkSharedRateLimit("auth:\(request.clientIP)", limit, store: request.store, logger: request.logger)
         }
         return try await next.respond(to: request)
     }

@@ -88,7 +88,9 @@ struct CallsController: RouteCollection {
         let user = try req.user
         let body = try req.body(of: API.Calls.makeCall)
         try Self.validate(phoneNumber: body.phoneNumber, scenario: body.scenario)
-        if let limit = services.configuration.rateLimits.calls { try services.checkRateLimit("calls:\(user.id)", limit) }
+        if let limit = services.configuration.rateLimits.calls {
+            try await services.checkSharedRateLimit("calls:\(user.id)", limit, store: req.store, logger: req.logger)
+        }
         let fingerprint = "make-call\n\(body.phoneNumber)\n\(body.scenario)"
         return try await IdempotentResponder(services: services, store: req.store).respond(req, userID: user.id, fingerprint: fingerprint) {
             try req.json(try await placeCall(req, userID: user.id, body: body, free: false))
@@ -127,7 +129,9 @@ struct CallsController: RouteCollection {
         // counted when the call is placed).
         _ = try placement(req).checkDestination(body.phoneNumber, at: time)
         try await placement(req).checkNotOptedOut(body.phoneNumber)  // and again when the call is placed (issue 17)
-        if let limit = services.configuration.rateLimits.calls { try services.checkRateLimit("calls:\(user.id)", limit) }
+        if let limit = services.configuration.rateLimits.calls {
+            try await services.checkSharedRateLimit("calls:\(user.id)", limit, store: req.store, logger: req.logger)
+        }
         // Like make-call, a repeated Idempotency-Key replays the first answer: a retry never schedules a second call.
         let fingerprint = "schedule-call\n\(body.phoneNumber)\n\(body.scenario)\n\(body.scheduledTime.map(ChorusJSON.formatDate) ?? "-")"
         return try await IdempotentResponder(services: services, store: req.store).respond(req, userID: user.id, fingerprint: fingerprint) {

@@ -56,7 +56,9 @@ struct ConsoleController: RouteCollection {
     /// cookie). Only admins get a session; others get 403.
     @Sendable
     func login(_ req: Request) async throws -> Response {
-        if let limit = services.configuration.rateLimits.auth { try services.checkRateLimit("console-auth:\(req.clientIP)", limit) }
+        if let limit = services.configuration.rateLimits.auth {
+            try await services.checkSharedRateLimit("console-auth:\(req.clientIP)", limit, store: req.store, logger: req.logger)
+        }
         struct Form: Decodable {
             var email: String?
             var password: String?

@@ -22,5 +22,6 @@ enum ChorusMigrations {
         CreateNumberLimits(),
         AddScenarioVoicemail(),
         CreateDoNotCall(),
+        CreateRateLimitWindows(),
     ]
 }
