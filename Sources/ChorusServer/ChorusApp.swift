@@ -36,7 +36,10 @@ public enum ChorusApp {
         // A connection on which nothing is read or written for this long is closed: headers that stop arriving, a body
         // that stops making progress, a kept-alive connection nobody uses. Event streams and /ws write more often.
         app.http.server.configuration.idleTimeout = .milliseconds(Int64(configuration.idleTimeoutSeconds * 1_000))
-        app.routes.defaultMaxBodySize = ByteCount(value: configuration.maxBodySize)
+        // Vapor refuses a collected body of `defaultMaxBodySize` bytes or more: one more, so that a body of exactly
+        // CHORUS_MAX_BODY_BYTES is accepted, as documented (and as nginx's client_max_body_size of the same value does).
+        let (collectLimit, overflow) = configuration.maxBodySize.addingReportingOverflow(1)
+        app.routes.defaultMaxBodySize = ByteCount(value: overflow ? Int.max : collectLimit)
         app.routes.caseInsensitive = false
         try await prepareDatabase(app, configuration)
         app.storage[ChorusServicesKey.self] = services

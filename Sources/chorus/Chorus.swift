@@ -44,6 +44,9 @@ struct Serve: AsyncParsableCommand {
             for problem in problems { FileHandle.standardError.write(Data("chorus: \(problem)\n".utf8)) }
             throw ExitCode(78)  // EX_CONFIG
         }
+        // Watched from before the start: a stop asked for while migrating is a drain right after the start.
+        let signals = StopSignals()
+        defer { signals.cancel() }
         let app = try await makeApplication(configuration)
         let outcome: DrainProgress.Outcome
         do {
@@ -71,7 +74,7 @@ struct Serve: AsyncParsableCommand {
             try await app.startup()
             app.logger.notice(
                 "SIGTERM or SIGINT drains this instance (at most \(ChorusApp.drainMaximum(configuration).components.seconds) s); a second one stops it at once")
-            outcome = await Self.serveUntilStopped(app)
+            outcome = await Self.serveUntilStopped(app, signals: signals)
         } catch let error as ConfigurationError {
             // Found while starting: a configured model the provider shut down (issue 22's model lifecycle check).
             try? await app.asyncShutdown()
@@ -88,21 +91,9 @@ struct Serve: AsyncParsableCommand {
 
     /// Serves until SIGTERM or SIGINT, then drains (``ChorusApp/drain(_:maximum:)``); a second signal ends the drain at
     /// once. Vapor's own handlers of these signals only end a wait this command does not do.
-    static func serveUntilStopped(_ app: Application) async -> DrainProgress.Outcome {
-        let (signals, continuation) = AsyncStream<Int32>.makeStream()
-        let queue = DispatchQueue(label: "chorus.signals")
-        let sources = [SIGTERM, SIGINT].map { code in
-            #if canImport(Darwin)
-            signal(code, SIG_IGN)  // Darwin delivers to the dispatch source only when the default action is off
-            #endif
-            let source = DispatchSource.makeSignalSource(signal: code, queue: queue)
-            source.setEventHandler { continuation.yield(code) }
-            source.resume()
-            return source
-        }
-        defer { for source in sources { source.cancel() } }
+    static func serveUntilStopped(_ app: Application, signals: StopSignals) async -> DrainProgress.Outcome {
         var drain: Task<DrainProgress.Outcome, Never>?
-        for await code in signals {
+        for await code in signals.received {
             let name = code == SIGTERM ? "SIGTERM" : "SIGINT"
             if let drain {
                 app.logger.warning("\(name) again: stopping at once")
@@ -112,11 +103,41 @@ struct Serve: AsyncParsableCommand {
             app.logger.notice("\(name): draining")
             drain = Task {
                 let outcome = await ChorusApp.drain(app)
-                continuation.finish()
+                signals.cancel()
                 return outcome
             }
         }
         return await drain?.value ?? .interrupted
+    }
+}
+
+/// SIGTERM and SIGINT as they arrive, until ``cancel()``. Unchecked: the dispatch sources are set once and only ever
+/// cancelled afterwards, which libdispatch allows from any thread.
+final class StopSignals: @unchecked Sendable {
+    let received: AsyncStream<Int32>
+    private let continuation: AsyncStream<Int32>.Continuation
+    private let sources: [any DispatchSourceSignal]
+
+    init() {
+        let (received, continuation) = AsyncStream<Int32>.makeStream()
+        let queue = DispatchQueue(label: "chorus.signals")
+        self.received = received
+        self.continuation = continuation
+        sources = [SIGTERM, SIGINT].map { code in
+            #if canImport(Darwin)
+            signal(code, SIG_IGN)  // Darwin delivers to the dispatch source only when the default action is off
+            #endif
+            let source = DispatchSource.makeSignalSource(signal: code, queue: queue)
+            source.setEventHandler { continuation.yield(code) }
+            source.resume()
+            return source
+        }
+    }
+
+    /// Ends ``received`` and stops watching (the signals' handling returns to what it was, on Linux the default).
+    func cancel() {
+        continuation.finish()
+        for source in sources { source.cancel() }
     }
 }
 

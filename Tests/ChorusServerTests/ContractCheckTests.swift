@@ -9,7 +9,8 @@ import VaporTesting
 /// openapi.json, and answers keep a stable member order.
 @Suite("Contract check")
 struct ContractCheckTests {
-    private let health = #"{"database":"sqlite:ok","environment":"development","providers":{"telephony":"sandbox"},"status":"ok","version":"0.1.0"}"#
+    private let health =
+        #"{"database":"sqlite:ok","draining":false,"environment":"development","providers":{"telephony":"sandbox"},"status":"ok","version":"0.1.0"}"#
 
     private func check(
         _ body: String, method: String = "GET", route: String? = "/health", path: String = "/health", status: Int = 200,
@@ -100,7 +101,8 @@ struct ContractCheckTests {
         try await app.asyncShutdown()
         #expect(recorder.checked == ["GET /health 200"] && recorder.exempt == 1)
         let violations = recorder.violations
-        #expect(violations.filter { $0.hasPrefix("GET /health → 200 (GET /health): $.") }.count == 4, "\(violations)")
+        // version, environment, database, providers and draining are missing.
+        #expect(violations.filter { $0.hasPrefix("GET /health → 200 (GET /health): $.") }.count == 5, "\(violations)")
         // A bare Vapor app answers its 404 as {"error": true, "reason": ...}, not Chorus's ErrorResponse.
         #expect(violations.contains("GET /nowhere → 404: $.detail: missing required property"), "\(violations)")
     }
