@@ -34,7 +34,8 @@ extension ChorusApp {
         let configuration = services.configuration
         app.lifecycle.use(RetentionSweeper(interval: configuration.voiceMessages.retentionSweepInterval))
         let runner = JobRunner(
-            handlers: jobHandlers(services), pollInterval: configuration.jobPollInterval, concurrency: configuration.jobConcurrency,
+            handlers: jobHandlers(services), pollInterval: configuration.jobPollInterval, lease: configuration.jobLease,
+            concurrency: configuration.jobConcurrency,
             signal: services.jobSignal, clock: services.clock, logger: app.logger)
         app.lifecycle.use(runner)
         app.storage[JobRunnerKey.self] = runner

@@ -105,16 +105,18 @@ struct NumericInputTests {
         for (key, value) in [
             ("CHORUS_ACCESS_TOKEN_TTL", "1e300"), ("CHORUS_REFRESH_TOKEN_TTL", "1e19"), ("CHORUS_SANDBOX_RING_SECONDS", "1e300"),
             ("CHORUS_SANDBOX_TALK_SECONDS", "86401"), ("CHORUS_JOB_POLL_SECONDS", "1e300"), ("CHORUS_RATE_LIMITS", "user=5/1e300"),
-            ("CHORUS_ACCESS_TOKEN_TTL", "inf"), ("CHORUS_SANDBOX_RING_SECONDS", "nan"),
+            ("CHORUS_ACCESS_TOKEN_TTL", "inf"), ("CHORUS_SANDBOX_RING_SECONDS", "nan"), ("CHORUS_JOB_LEASE_SECONDS", "2"),
+            ("CHORUS_JOB_LEASE_SECONDS", "1e300"),
         ] {
             #expect(throws: ConfigurationError.self, "\(key)=\(value)") { try ChorusConfiguration.load(from: LoopbackServer.baseEnvironment.merging([key: value]) { $1 }) }
         }
         let longest = try ChorusConfiguration.load(
             from: LoopbackServer.baseEnvironment.merging([
                 "CHORUS_ACCESS_TOKEN_TTL": "315360000", "CHORUS_SANDBOX_RING_SECONDS": "3600", "CHORUS_SANDBOX_TALK_SECONDS": "86400",
-                "CHORUS_JOB_POLL_SECONDS": "3600", "CHORUS_RATE_LIMITS": "user=5/86400",
+                "CHORUS_JOB_POLL_SECONDS": "3600", "CHORUS_RATE_LIMITS": "user=5/86400", "CHORUS_JOB_LEASE_SECONDS": "3600",
             ]) { $1 })
-        #expect(longest.accessTokenLifetime == 315_360_000 && longest.jobPollInterval == 3_600)
+        #expect(longest.accessTokenLifetime == 315_360_000 && longest.jobPollInterval == 3_600 && longest.jobLease == 3_600)
+        #expect(try ChorusConfiguration.load(from: LoopbackServer.baseEnvironment).jobLease == 120)
     }
 
     @Test("a signed CallDuration of Int.max is held as a day, so the usage sums still add up", arguments: TestDatabase.all)

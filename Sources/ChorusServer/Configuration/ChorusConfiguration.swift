@@ -78,6 +78,9 @@ public struct ChorusConfiguration: Sendable {
     /// Seconds a client connection may go without a byte read or written before it is closed
     /// (`CHORUS_IDLE_TIMEOUT_SECONDS`, default 60, between 1 and 3,600).
     public var idleTimeoutSeconds: Double = 60
+    /// How long a claimed job stays leased to its instance without a heartbeat (`CHORUS_JOB_LEASE_SECONDS`, default 120,
+    /// 3–3,600): a job whose instance died is claimed again by another once its lease has run out.
+    public var jobLease: TimeInterval = 120
     /// The moderation model every custom persona is checked with, when saved and before each call
     /// (`CHORUS_CALLS_MODERATION_MODEL`, default `omni-moderation-latest`); `nil` (`off`, refused in production) leaves
     /// the persona policy's rules alone.

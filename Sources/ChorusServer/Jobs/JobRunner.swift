@@ -50,6 +50,8 @@ final class JobRunner: LifecycleHandler, Sendable {
     func didBootAsync(_ application: Application) async throws {
         let database = application.db
         let store = application.chorus.store(database as! any SQLDatabase, on: database.eventLoop)
+        // The name this instance's claims carry in `jobs.lease_owner`: which instance holds a job (chorus-bench cluster).
+        logger.notice("job worker started", metadata: ["owner": .string(owner)])
         let loop = Task { [self] in
             await withDiscardingTaskGroup { group in
                 while !Task.isCancelled, !claimingStopped.withLockedValue({ $0 }) {
