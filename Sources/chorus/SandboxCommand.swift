@@ -50,6 +50,13 @@ struct SandboxCommand: AsyncParsableCommand {
     @ArgumentParser.Option(help: "Seconds the emulated phone rings before the callee reacts.")
     var ringSeconds = 1.0
 
+    @ArgumentParser.Option(
+        help: """
+            Seconds an answered call lasts unless the callee has its own talk time (the server's CHORUS_SANDBOX_TALK_SECONDS, \
+            default 25: the callee first speaks about 18 s after the answer).
+            """)
+    var talkSeconds = ProcessInfo.processInfo.environment["CHORUS_SANDBOX_TALK_SECONDS"].flatMap(Double.init) ?? 25
+
     @ArgumentParser.Flag(help: "Do not record WebSocket messages (for load tests).")
     var noMessageLog = false
 
@@ -82,6 +89,7 @@ struct SandboxCommand: AsyncParsableCommand {
                     + "message text without authentication: listen on 127.0.0.1, or pass --allow-network to expose them anyway")
         }
         if !(0...3_600).contains(ringSeconds) { throw ValidationError("--ring-seconds must be between 0 and 3600") }
+        if !(0...86_400).contains(talkSeconds) { throw ValidationError("--talk-seconds must be between 0 and 86400") }
         if requestLogEntries < 1 || requestLogBytes < 1 || keptCalls < 1 || keptAudioBytes < 1 {
             throw ValidationError("--request-log-entries, --request-log-bytes, --kept-calls and --kept-audio-bytes must be positive")
         }
@@ -94,7 +102,7 @@ struct SandboxCommand: AsyncParsableCommand {
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
         let twilio = SandboxTwilio(
             accountSID: sid, authToken: token, httpClient: httpClient,
-            timing: SandboxTwilio.Timing(ringDelay: .milliseconds(Int(ringSeconds * 1000))),
+            timing: SandboxTwilio.Timing(ringDelay: .milliseconds(Int(ringSeconds * 1000)), talkDuration: .milliseconds(Int(talkSeconds * 1000))),
             mediaStreams: SandboxTwilio.MediaStreamOptions(recordsMessages: !noMessageLog),
             retention: SandboxTwilio.Retention(endedCalls: keptCalls, audioBytes: keptAudioBytes))
         let directory = URL(fileURLWithPath: dataDir, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
