@@ -117,6 +117,24 @@ struct MediaStreamWireTests {
                     RealtimeResponseOutcome(
                         status: "failed", error: RealtimeErrorDetail(type: "server_error", code: "x", message: "m"),
                         usage: RealtimeUsage(inputTokens: 12, outputTokens: 40, outputAudioTokens: nil))))
+        // The usage of the event reference: text and audio in, the cached part and its split, text and audio out.
+        let billed =
+            #"{"type":"response.done","response":{"status":"completed","usage":{"total_tokens":1300,"input_tokens":1000,"output_tokens":300,"#
+            + #""input_token_details":{"text_tokens":400,"audio_tokens":600,"image_tokens":0,"cached_tokens":500,"#
+            + #""cached_tokens_details":{"text_tokens":300,"audio_tokens":200,"image_tokens":0}},"#
+            + #""output_token_details":{"text_tokens":60,"audio_tokens":240}}}}"#
+        #expect(
+            realtimeEvent(billed)
+                == .responseDone(
+                    RealtimeResponseOutcome(
+                        status: "completed",
+                        usage: RealtimeUsage(
+                            inputTokens: 1_000, outputTokens: 300, inputTextTokens: 400, inputAudioTokens: 600, cachedTokens: 500, cachedTextTokens: 300,
+                            cachedAudioTokens: 200, outputTextTokens: 60, outputAudioTokens: 240))))
+        // A negative count is dropped like one that does not fit.
+        #expect(
+            realtimeEvent(#"{"type":"response.done","response":{"usage":{"input_tokens":-1,"output_tokens":3}}}"#)
+                == .responseDone(RealtimeResponseOutcome(status: nil, usage: RealtimeUsage(outputTokens: 3))))
         #expect(realtimeEvent(#"{"type":"input_audio_buffer.speech_started","audio_start_ms":100,"item_id":"u"}"#) == .speechStarted)
         #expect(realtimeEvent(#"{"type":"rate_limits.updated","rate_limits":[]}"#) == .other(type: "rate_limits.updated"))
         #expect(realtimeEvent("[]") == nil)

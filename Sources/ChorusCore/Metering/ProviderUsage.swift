@@ -15,22 +15,41 @@ public enum MeteredOperation: String, Sendable, Equatable, Hashable, CaseIterabl
     case image
     case moderation
     case voiceClone = "voice_clone"
+    /// One realtime model response of a phone call (`response.done`'s usage).
+    case realtime
+    /// A phone call's minutes on the telephony provider.
+    case telephony
 }
 
 /// What one provider call consumed, in the units providers bill.
 public struct Consumption: Sendable, Equatable {
+    /// All input and output tokens, every modality, cached input included.
     public var inputTokens: Int
     public var outputTokens: Int
     public var characters: Int
     public var images: Int
+    /// Audio transcribed, or a phone call's duration.
     public var audioSeconds: Double
+    /// Realtime: the cached part of `inputTokens` (earlier turns re-sent), the audio part of `inputTokens`, the audio
+    /// part of the cached tokens, and the audio part of `outputTokens`; the rest is text.
+    public var cachedInputTokens: Int
+    public var audioInputTokens: Int
+    public var cachedAudioInputTokens: Int
+    public var audioOutputTokens: Int
 
-    public init(inputTokens: Int = 0, outputTokens: Int = 0, characters: Int = 0, images: Int = 0, audioSeconds: Double = 0) {
+    public init(
+        inputTokens: Int = 0, outputTokens: Int = 0, characters: Int = 0, images: Int = 0, audioSeconds: Double = 0, cachedInputTokens: Int = 0,
+        audioInputTokens: Int = 0, cachedAudioInputTokens: Int = 0, audioOutputTokens: Int = 0
+    ) {
         self.inputTokens = inputTokens
         self.outputTokens = outputTokens
         self.characters = characters
         self.images = images
         self.audioSeconds = audioSeconds
+        self.cachedInputTokens = cachedInputTokens
+        self.audioInputTokens = audioInputTokens
+        self.cachedAudioInputTokens = cachedAudioInputTokens
+        self.audioOutputTokens = audioOutputTokens
     }
 }
 
@@ -51,6 +70,10 @@ extension PriceTable {
             return imageCostMicrodollars(
                 model: model, images: consumption.images,
                 inputTokens: reported ? consumption.inputTokens : nil, outputTokens: reported ? consumption.outputTokens : nil)
+        case .realtime:
+            return realtimeCostMicrodollars(model: model, consumption: consumption)
+        case .telephony:
+            return telephonyCostMicrodollars(provider: model, seconds: consumption.audioSeconds)
         case .moderation, .voiceClone:
             return 0
         }

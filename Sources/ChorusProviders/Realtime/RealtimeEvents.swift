@@ -693,35 +693,70 @@ public struct RealtimeResponseOutcome: Sendable, Equatable, Decodable {
     }
 }
 
-/// The `usage` of a realtime response (`response.done`): tokens in and out, by modality.
+/// The `usage` of a realtime response (`response.done`, the spec's `RealtimeResponse.usage`): tokens in and out, by
+/// modality, with the cached part of the input (a subset of the input tokens: earlier turns re-sent as context).
 public struct RealtimeUsage: Sendable, Equatable, Decodable {
     public var inputTokens: Int?
     public var outputTokens: Int?
+    /// `input_token_details.text_tokens` / `audio_tokens`: the input by modality (cached tokens included).
+    public var inputTextTokens: Int?
+    public var inputAudioTokens: Int?
+    /// `input_token_details.cached_tokens`, and its split `cached_tokens_details.text_tokens` / `audio_tokens`.
+    public var cachedTokens: Int?
+    public var cachedTextTokens: Int?
+    public var cachedAudioTokens: Int?
+    /// `output_token_details.text_tokens`: the text (transcript) the model produced.
+    public var outputTextTokens: Int?
     /// `output_token_details.audio_tokens`: the audio the model produced.
     public var outputAudioTokens: Int?
 
-    public init(inputTokens: Int? = nil, outputTokens: Int? = nil, outputAudioTokens: Int? = nil) {
+    public init(
+        inputTokens: Int? = nil, outputTokens: Int? = nil, inputTextTokens: Int? = nil, inputAudioTokens: Int? = nil, cachedTokens: Int? = nil,
+        cachedTextTokens: Int? = nil, cachedAudioTokens: Int? = nil, outputTextTokens: Int? = nil, outputAudioTokens: Int? = nil
+    ) {
         self.inputTokens = inputTokens
         self.outputTokens = outputTokens
+        self.inputTextTokens = inputTextTokens
+        self.inputAudioTokens = inputAudioTokens
+        self.cachedTokens = cachedTokens
+        self.cachedTextTokens = cachedTextTokens
+        self.cachedAudioTokens = cachedAudioTokens
+        self.outputTextTokens = outputTextTokens
         self.outputAudioTokens = outputAudioTokens
     }
 
     enum CodingKeys: String, CodingKey {
         case inputTokens = "input_tokens"
         case outputTokens = "output_tokens"
+        case inputTokenDetails = "input_token_details"
         case outputTokenDetails = "output_token_details"
     }
 
     enum DetailsKeys: String, CodingKey {
+        case textTokens = "text_tokens"
         case audioTokens = "audio_tokens"
+        case cachedTokens = "cached_tokens"
+        case cachedTokensDetails = "cached_tokens_details"
     }
 
-    /// Numbers that do not fit an `Int` are dropped.
+    /// Numbers that do not fit an `Int`, or are negative, are dropped.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        inputTokens = (try? container.decodeIfPresent(Int.self, forKey: .inputTokens)) ?? nil
-        outputTokens = (try? container.decodeIfPresent(Int.self, forKey: .outputTokens)) ?? nil
-        let details = try? container.nestedContainer(keyedBy: DetailsKeys.self, forKey: .outputTokenDetails)
-        outputAudioTokens = (try? details?.decodeIfPresent(Int.self, forKey: .audioTokens)) ?? nil
+        func count<K: CodingKey>(_ box: KeyedDecodingContainer<K>?, _ key: K) -> Int? {
+            guard let value = (try? box?.decodeIfPresent(Int.self, forKey: key)) ?? nil, value >= 0 else { return nil }
+            return value
+        }
+        inputTokens = count(container, .inputTokens)
+        outputTokens = count(container, .outputTokens)
+        let input = try? container.nestedContainer(keyedBy: DetailsKeys.self, forKey: .inputTokenDetails)
+        inputTextTokens = count(input, .textTokens)
+        inputAudioTokens = count(input, .audioTokens)
+        cachedTokens = count(input, .cachedTokens)
+        let cached = try? input?.nestedContainer(keyedBy: DetailsKeys.self, forKey: .cachedTokensDetails)
+        cachedTextTokens = count(cached, .textTokens)
+        cachedAudioTokens = count(cached, .audioTokens)
+        let output = try? container.nestedContainer(keyedBy: DetailsKeys.self, forKey: .outputTokenDetails)
+        outputTextTokens = count(output, .textTokens)
+        outputAudioTokens = count(output, .audioTokens)
     }
 }
