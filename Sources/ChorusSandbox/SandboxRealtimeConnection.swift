@@ -44,6 +44,8 @@ final class RealtimeConnection: @unchecked Sendable {
     private var speech: (itemID: String, startMs: Int)?
     private var userAudioMs = 0
     private var transcriptsUsed = 0
+    /// The text and audio input of the last response, cached for the next (``usage(_:_:_:)``).
+    private var lastInput: (text: Int, audio: Int) = (0, 0)
 
     // Conversation and responses.
     private var items: [String: ConversationItem] = [:]
@@ -971,8 +973,11 @@ final class RealtimeConnection: @unchecked Sendable {
         return .object(object)
     }
 
-    /// Plausible token counts: text ≈ 4 characters a token (the instructions and the conversation's text messages), user
-    /// audio 1 token per 100 ms, model audio 1 per 50 ms.
+    /// Realistic token counts (OpenAI's realtime-costs guide): text ≈ 4 characters a token (the instructions and the
+    /// conversation's text messages), user audio 1 token per 100 ms, model audio 1 per 50 ms. Every response is billed
+    /// the whole conversation as input — all user audio so far and the model's earlier audio (1 per 50 ms) — and, as
+    /// with OpenAI's prompt caching, the part the previous response already read is cached once that prefix is 1,024
+    /// tokens or more.
     private func usage(_ active: ActiveResponse, _ transcript: String, _ generatedMs: Int) -> RealtimeJSON {
         let messageText = itemOrder.reduce(0) { total, id in
             total
@@ -981,18 +986,23 @@ final class RealtimeConnection: @unchecked Sendable {
                 }
         }
         let inputText = (session.instructions.count + messageText + 3) / 4 + 4 * itemOrder.count
-        let inputAudio = userAudioMs / 100
+        let earlierAssistantAudio = itemOrder.reduce(0) { $1 == active.itemID ? $0 : $0 + (items[$1]?.audioMs ?? 0) }
+        let inputAudio = userAudioMs / 100 + earlierAssistantAudio / 50
         let outputText = (transcript.count + 3) / 4
         let outputAudio = active.textOnly ? 0 : generatedMs / 50
         let input = inputText + inputAudio
         let output = outputText + outputAudio
+        let cacheable = lastInput.text + lastInput.audio >= 1_024
+        let cachedText = cacheable ? min(inputText, lastInput.text) : 0
+        let cachedAudio = cacheable ? min(inputAudio, lastInput.audio) : 0
+        lastInput = (inputText, inputAudio)
         return [
             "total_tokens": .int(input + output),
             "input_tokens": .int(input),
             "output_tokens": .int(output),
             "input_token_details": [
-                "text_tokens": .int(inputText), "audio_tokens": .int(inputAudio), "image_tokens": 0, "cached_tokens": 0,
-                "cached_tokens_details": ["text_tokens": 0, "audio_tokens": 0, "image_tokens": 0],
+                "text_tokens": .int(inputText), "audio_tokens": .int(inputAudio), "image_tokens": 0, "cached_tokens": .int(cachedText + cachedAudio),
+                "cached_tokens_details": ["text_tokens": .int(cachedText), "audio_tokens": .int(cachedAudio), "image_tokens": 0],
             ],
             "output_token_details": ["text_tokens": .int(outputText), "audio_tokens": .int(outputAudio)],
         ]

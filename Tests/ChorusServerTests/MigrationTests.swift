@@ -26,6 +26,7 @@ import Testing
             "ChorusServer.AddScenarioVoicemail",
             "ChorusServer.CreateDoNotCall",
             "ChorusServer.CreateRateLimitWindows",
+            "ChorusServer.CreateCallCosts",
         ])
     }
 }

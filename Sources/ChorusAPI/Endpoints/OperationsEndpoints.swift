@@ -33,8 +33,8 @@ extension API.Operations {
     public static let consoleAudit = Endpoint<NoContent, ConsoleAuditDTO>(.get, "/console/api/audit")
     /// `GET /console/api/users/{user_id}`: an account's drill-down.
     public static let consoleUser = Endpoint<NoContent, ConsoleUserDTO>(.get, "/console/api/users/{user_id}")
-    /// `GET /console/api/calls/{call_id}`: a call's detail, the number masked.
-    public static let consoleCall = Endpoint<NoContent, CallDetailResponse>(.get, "/console/api/calls/{call_id}")
+    /// `GET /console/api/calls/{call_id}`: a call's detail, the number masked, and what it cost.
+    public static let consoleCall = Endpoint<NoContent, ConsoleCallDetailDTO>(.get, "/console/api/calls/{call_id}")
     /// `GET /console/api/stories/{story_id}`: a story with its stages, files and costs.
     public static let consoleStory = Endpoint<NoContent, StoryDTO>(.get, "/console/api/stories/{story_id}")
     /// `POST /console/api/users/{user_id}/revoke-sessions`: signs a user out everywhere.

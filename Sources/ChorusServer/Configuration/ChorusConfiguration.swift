@@ -119,6 +119,8 @@ public struct ChorusConfiguration: Sendable {
     /// What every call says first (issue 17): the templates by language (`CHORUS_CALL_DISCLOSURE` for every language,
     /// `CHORUS_CALL_DISCLOSURE_<LANG>` for one, over the built-in ones); `nil` (`off`, development only): no disclosure.
     public var callDisclosure: CallDisclosure? = CallDisclosure()
+    /// The Calls budget (issue 18).
+    public var callCosts = CallCostSettings.standard
     /// The caller ID of the sandbox telephony (Twilio's test number, in the NANP).
     public static let sandboxCallerID = "+15005550006"
 
@@ -188,6 +190,7 @@ public struct ChorusConfiguration: Sendable {
         configuration.admission = AdmissionLimits.load(from: &reader, production: production)
         configuration.callDestinations = CallDestinationSettings.load(from: &reader, callerID: twilio?.fromNumber ?? sandboxCallerID)
         configuration.callDisclosure = loadCallDisclosure(from: &reader, production: production)
+        configuration.callCosts = CallCostSettings.load(from: &reader)
         if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
         return configuration
     }

@@ -42,7 +42,8 @@ extension APIError {
         case .accountDeleted: self = .invalidCredentials
         case .paymentRequired(let payload): self = .paymentRequired(payload)
         case .refused(let refusal): self = .refused(refusal)
-        case .trialCallsPaused(let retryAfter), .dialQueueFull(let retryAfter): self = .unavailable(retryAfter: retryAfter, detail: error.message)
+        case .trialCallsPaused(let retryAfter), .dialQueueFull(let retryAfter), .budgetSpent(_, let retryAfter):
+            self = .unavailable(retryAfter: retryAfter, detail: error.message)
         case .contended: self = .detail(.serviceUnavailable, error.message)
         case .telephonyRejected, .telephonyUnavailable: self = .detail(.badGateway, error.message)
         }

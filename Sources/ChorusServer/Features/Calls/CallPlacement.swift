@@ -35,6 +35,9 @@ enum CallPlacementError: Error, Equatable {
     case contended
     /// More calls wait for the dial rate than a request may wait for; a slot is `retryAfter` seconds away.
     case dialQueueFull(retryAfter: Int)
+    /// The Calls budget (daily or monthly, all users together) cannot cover the call's estimate until `retryAfter`
+    /// seconds from now, the next UTC day or month (issue 18).
+    case budgetSpent(period: BudgetPeriod, retryAfter: Int)
     /// The telephony provider refused the call (with its error code, if any), or could not be reached.
     case telephonyRejected(code: Int?)
     case telephonyUnavailable
@@ -59,6 +62,8 @@ enum CallPlacementError: Error, Equatable {
         case .trialCallsPaused: "Free trial calls are paused for today. Please try again tomorrow, or choose a plan to call now."
         case .contended: "Too many simultaneous call requests; please retry"
         case .dialQueueFull: "Too many calls are being placed right now; please retry later"
+        case .budgetSpent(let period, _):
+            "Calls have reached their \(period == .day ? "daily" : "monthly") spending limit. Please try again \(period == .day ? "tomorrow" : "next month")."
         case .telephonyRejected(let code): "Unable to initiate call: the phone service refused it\(code.map { " (code \($0))" } ?? "")"
         case .telephonyUnavailable: "Unable to initiate call: the phone service is unavailable, please retry"
         }
@@ -158,9 +163,10 @@ struct CallPlacement: Sendable {
         }
     }
 
-    /// Checks the destination, counts the call against the number's limits, charges the user's allowance, asks the
-    /// telephony provider to place the call, and records its sid. Every refusal comes before the charge; a call that is
-    /// not placed gives back its charge and its count.
+    /// Checks the destination, reserves the call's estimated cost against the Calls budget, counts the call against the
+    /// number's limits, charges the user's allowance, asks the telephony provider to place the call, and records its
+    /// sid. Every refusal comes before the charge; a call that is not placed gives back its charge, its count and its
+    /// reservation (a placed call's reservation is settled by its final status, ``CallCosts/settle(_:store:logger:)``).
     ///
     /// - Parameters:
     ///   - free: a development test call: placed without charging (duration limit as the user's plan allows).
@@ -173,20 +179,32 @@ struct CallPlacement: Sendable {
         try await checkNotOptedOut(phoneNumber)
         try await screen(scenario, userID: userID)  // a custom persona is checked again before every call (issue 17)
         // The allowance is read first, so an account that cannot pay does not use up a number's calls.
-        if !free { _ = try await requirePermission(userID: userID, scenario: scenario) }
-        let countedDay = try await admitNumberCall(phoneNumber, userID: userID, now: now)
+        let decision =
+            free
+            ? services.policy.evaluate(try await account(userID: userID), at: now) : try await requirePermission(userID: userID, scenario: scenario)
+        // Then the Calls budget, before anything is counted: the estimate of a call as long as the user's plan allows.
+        let costs = services.callCosts
+        let reservation = try await costs.reserve(
+            durationLimit: decision.charge?.durationLimitSeconds ?? services.configuration.plans.trial.durationLimitSeconds, store: store, logger: logger)
         do {
-            return try await chargeAndDial(userID: userID, phoneNumber: phoneNumber, scenario: scenario, scheduleID: scheduleID, free: free)
-        } catch {
-            if let countedDay {
-                try? await store.destinations.releaseNumberCall(hash: services.numberHasher.hash(phoneNumber), day: countedDay)
+            let countedDay = try await admitNumberCall(phoneNumber, userID: userID, now: now)
+            do {
+                return try await chargeAndDial(
+                    userID: userID, phoneNumber: phoneNumber, scenario: scenario, scheduleID: scheduleID, free: free, reservation: reservation)
+            } catch {
+                if let countedDay {
+                    try? await store.destinations.releaseNumberCall(hash: services.numberHasher.hash(phoneNumber), day: countedDay)
+                }
+                throw error
             }
+        } catch {
+            await costs.release(reservation: reservation, store: store, logger: logger)
             throw error
         }
     }
 
     private func chargeAndDial(
-        userID: String, phoneNumber: String, scenario: ResolvedScenario, scheduleID: Int?, free: Bool
+        userID: String, phoneNumber: String, scenario: ResolvedScenario, scheduleID: Int?, free: Bool, reservation: String
     ) async throws -> CallRecord {
         var reserved: CallRecord?
         if free {
@@ -215,6 +233,12 @@ struct CallPlacement: Sendable {
         }
         guard var call = reserved else {
             throw CallPlacementError.contended
+        }
+        do {
+            try await store.metering.attachCallSpend(id: reservation, callID: call.id)
+        } catch {
+            try await store.calls.releaseCall(id: call.id, now: services.now())
+            throw error
         }
         let request = OutboundCallRequest(
             to: phoneNumber, from: services.fromNumber,

@@ -28,6 +28,7 @@ struct CallReconciliationJob {
         guard let sid = call.callSid else {
             try await store.calls.releaseCall(id: id, now: services.now())
             logger.warning("released a call that never reached the provider", metadata: ["call_id": .stringConvertible(id)])
+            try await store.metering.settleCallSpend(callID: id)
             return
         }
         let reported: ProviderCallStatus
@@ -36,6 +37,7 @@ struct CallReconciliationJob {
         } catch TelephonyError.rejected(404, let code, _) where job.attempts >= Self.notFoundAttempts {
             let update = try await store.calls.applyCallStatus(callID: id, callSid: sid, status: .failed, durationSeconds: 0, now: services.now())
             if update.applied { await services.publishCallStatus(callID: id, store: store) }
+            if let settled = update.call { await services.callCosts.settle(settled, store: store, logger: logger) }
             logger.warning(
                 "the provider does not know the call: settled as failed",
                 metadata: [
@@ -49,6 +51,7 @@ struct CallReconciliationJob {
             callID: id, callSid: sid, status: status, durationSeconds: reported.durationSeconds, now: services.now()
         )
         if update.applied { await services.publishCallStatus(callID: id, store: store) }
+        if let settled = update.call { await services.callCosts.settle(settled, store: store, logger: logger) }
         logger.notice(
             "call reconciled from the provider",
             metadata: [

@@ -41,6 +41,11 @@ struct ScheduledCallJob {
         } catch CallPlacementError.paymentRequired(let payload) {
             _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .refused, reason: payload.detail.message)
             logger.info("scheduled call refused", metadata: ["schedule_id": .stringConvertible(id), "status": .string(payload.detail.error)])
+        } catch CallPlacementError.budgetSpent(let period, let retryAfter) {
+            // The Calls budget is spent (issue 18): the call is not placed and nothing is charged; the schedule ends.
+            let error = CallPlacementError.budgetSpent(period: period, retryAfter: retryAfter)
+            _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .refused, reason: error.message)
+            logger.info("scheduled call refused", metadata: ["schedule_id": .stringConvertible(id), "status": "calls_budget_spent"])
         } catch let error as CallPlacementError where error == .accountDeleted || error.isUnknownScenario {
             _ = try await store.schedules.transitionSchedule(id: id, from: .placing, to: .failed, reason: error.message)
         } catch {

@@ -72,6 +72,8 @@ struct TwilioWebhookController: RouteCollection {
         // A call that ended without a stream here (unanswered, or streamed by another instance) releases its session.
         if status.isTerminal { services.bridges.discard(callID: call.id) }
         if update.applied { await services.publishCallStatus(callID: call.id, store: store) }
+        // What the call cost (issue 18): its minutes, once however often Twilio sends the final status.
+        if call.status.isTerminal { await services.callCosts.settle(call, store: store, logger: req.logger) }
         req.logger.info(
             "call status",
             metadata: [

@@ -156,7 +156,7 @@ struct ConsoleController: RouteCollection {
                 switch feature {
                 case .stories: (settings.stories.dailyBudgetMicrodollars, settings.stories.monthlyBudgetMicrodollars)
                 case .voiceMessages: (settings.voiceMessages.dailyBudgetMicrodollars, settings.voiceMessages.monthlyBudgetMicrodollars)
-                case .calls: (nil, nil)
+                case .calls: (settings.callCosts.dailyBudgetMicrodollars, settings.callCosts.monthlyBudgetMicrodollars)
                 }
             let perDay = figures.spendPerDay[feature.rawValue] ?? [:]
             spend.append(
@@ -274,14 +274,15 @@ struct ConsoleController: RouteCollection {
             providerUsage: try await req.store.metering.usageTotals(userID: id, since: month).map(UsageItem.init))
     }
 
-    /// A call: timeline, ended reason, transcript, latency figures; the number masked.
+    /// A call: timeline, ended reason, transcript, latency figures, what it cost (issue 18); the number masked.
     @Sendable
-    func call(_ req: Request) async throws -> CallDetailResponse {
+    func call(_ req: Request) async throws -> ConsoleCallDetailDTO {
         guard let id = req.parameters.get("call_id", as: Int.self), let record = try await req.store.calls.call(id: id),
             var detail = try await CallsController.detail(record, store: req.store)
         else { throw APIError.notFound("Call not found") }
         detail.call = Self.masked(detail.call)
-        return detail
+        let costs = try await req.store.metering.subjectCosts(CallCosts.subject(id))
+        return ConsoleCallDetailDTO(detail: detail, cost: CallCostDTO(usdMicros: costs.clampedSum { $0.usdMicros }, items: costs.map(UsageItem.init)))
     }
 
     /// A story: its stages, text, scenes, files and costs.

@@ -23,5 +23,6 @@ enum ChorusMigrations {
         AddScenarioVoicemail(),
         CreateDoNotCall(),
         CreateRateLimitWindows(),
+        CreateCallCosts(),
     ]
 }

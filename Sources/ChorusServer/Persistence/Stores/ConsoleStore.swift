@@ -125,8 +125,8 @@ extension ConsoleStore {
             SELECT COUNT(*) AS today,
               CAST(COALESCE(SUM(CASE WHEN answered_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS BIGINT) AS answered,
               CAST(COALESCE(SUM(CASE WHEN status_rank >= 4 THEN 1 ELSE 0 END), 0) AS BIGINT) AS ended,
-              AVG(CASE WHEN answered_at IS NOT NULL AND duration_seconds IS NOT NULL THEN duration_seconds * 1.0 END) AS avg_duration,
-              AVG(CASE WHEN answered_at IS NOT NULL AND duration_seconds IS NOT NULL THEN duration_limit * 1.0 END) AS avg_limit
+              CAST(AVG(CASE WHEN answered_at IS NOT NULL AND duration_seconds IS NOT NULL THEN duration_seconds * 1.0 END) AS DOUBLE PRECISION) AS avg_duration,
+              CAST(AVG(CASE WHEN answered_at IS NOT NULL AND duration_seconds IS NOT NULL THEN duration_limit * 1.0 END) AS DOUBLE PRECISION) AS avg_limit
             FROM calls WHERE created_at >= \(bind: day)
             """
         ).first() {

@@ -36,6 +36,9 @@ struct UsageRecord: Sendable, Equatable {
     /// What the call worked on, e.g. `story:<id>`, to total its cost.
     var subject: String?
     var createdAt: Date
+    /// Makes the row unique: a second record with the same key is ignored (a phone call's minutes, whose final status
+    /// Twilio may send again); `nil`: no key.
+    var key: String? = nil
 }
 
 /// A user's consumption of one operation with one model in a period.
@@ -56,29 +59,40 @@ struct MeteringStore: StoreArea {
     let base: ChorusStore
 
     /// Records `usage` and adds its cost to its feature's day and month; with `settling`, the reservation made for the
-    /// call is replaced by its cost instead (the difference is added to the reservation's periods).
-    func recordUsage(_ usage: UsageRecord, settling reservation: SpendReservation? = nil) async throws {
+    /// call is replaced by its cost instead (the difference is added to the reservation's periods). A usage whose
+    /// ``UsageRecord/key`` is already recorded changes nothing.
+    /// - Returns: whether it was recorded (`false`: its key was).
+    @discardableResult
+    func recordUsage(_ usage: UsageRecord, settling reservation: SpendReservation? = nil) async throws -> Bool {
         let day = "day:" + VoiceUsagePolicy.period(usage.createdAt, monthly: false)
         let month = "month:" + VoiceUsagePolicy.period(usage.createdAt, monthly: true)
-        try await writeTransaction { store in
+        return try await writeTransaction { store in
             let c = usage.consumption
-            try await store.sql.raw(
+            // Counts come from provider answers: non-negative, and a non-finite duration is stored as 0.
+            let audioMs = c.audioSeconds.isFinite ? Int64(clampingRounded: max(0, c.audioSeconds) * 1_000) : 0
+            let inserted = try await store.sql.raw(
                 """
                 INSERT INTO provider_usage (user_id, feature, operation, provider, model, input_tokens, output_tokens, characters, images,
-                  audio_ms, usd_micros, request_id, subject, created_at)
+                  audio_ms, usd_micros, request_id, subject, created_at, cached_input_tokens, audio_input_tokens, cached_audio_input_tokens,
+                  audio_output_tokens, usage_key)
                 VALUES (\(bind: usage.userID), \(bind: usage.feature.rawValue), \(bind: usage.operation.rawValue), \(bind: usage.provider),
-                  \(bind: usage.model), \(bind: Int64(c.inputTokens)), \(bind: Int64(c.outputTokens)), \(bind: Int64(c.characters)),
-                  \(bind: Int64(c.images)), \(bind: Int64(clampingRounded: c.audioSeconds * 1_000)), \(bind: usage.usdMicros),
-                  \(bind: usage.requestID), \(bind: usage.subject), \(bind: usage.createdAt.epochMillis))
+                  \(bind: usage.model), \(bind: Int64(max(0, c.inputTokens))), \(bind: Int64(max(0, c.outputTokens))), \(bind: Int64(c.characters)),
+                  \(bind: Int64(c.images)), \(bind: audioMs), \(bind: usage.usdMicros),
+                  \(bind: usage.requestID), \(bind: usage.subject), \(bind: usage.createdAt.epochMillis), \(bind: Int64(max(0, c.cachedInputTokens))),
+                  \(bind: Int64(max(0, c.audioInputTokens))), \(bind: Int64(max(0, c.cachedAudioInputTokens))), \(bind: Int64(max(0, c.audioOutputTokens))),
+                  \(bind: usage.key))
+                ON CONFLICT DO NOTHING
+                RETURNING id
                 """
-            ).run()
+            ).first()
+            guard inserted != nil else { return false }
             if let reservation {
                 let (delta, overflow) = usage.usdMicros.subtractingReportingOverflow(reservation.amount)
-                guard !overflow, delta != 0 else { return }
+                guard !overflow, delta != 0 else { return true }
                 try await store.metering.adjustFeatureSpend(reservation.feature, periods: reservation.periods, by: delta)
-                return
+                return true
             }
-            guard usage.usdMicros > 0 else { return }
+            guard usage.usdMicros > 0 else { return true }
             for period in [day, month] {
                 try await store.sql.raw(
                     """
@@ -87,7 +101,64 @@ struct MeteringStore: StoreArea {
                     """
                 ).run()
             }
+            return true
         }
+    }
+
+    /// Reserves `amount` against the Calls budget (``reserveFeatureSpend``) for a call about to be placed, under
+    /// `id`, all in one transaction; ``attachCallSpend`` names the call once it exists, ``settleCallSpend`` gives the
+    /// amount back when the call is over (its metered cost was recorded meanwhile) or was not placed.
+    /// - Throws: ``SpendLimitReached`` (`.day` or `.month`).
+    func reserveCallSpend(
+        id: String, amount: Int64, day: (period: String, budget: Int64?), month: (period: String, budget: Int64?), now: Date
+    ) async throws {
+        try await writeTransaction { tx in
+            let reservation = try await tx.metering.reserveFeatureSpend(.calls, amount: amount, day: day, month: month, user: nil)
+            try await tx.sql.raw(
+                """
+                INSERT INTO call_spend_reservations (id, call_id, usd_micros, day_period, month_period, created_at)
+                VALUES (\(bind: id), NULL, \(bind: reservation.amount), \(bind: day.period), \(bind: month.period), \(bind: now.epochMillis))
+                """
+            ).run()
+        }
+    }
+
+    /// Names the call a reservation was made for.
+    func attachCallSpend(id: String, callID: Int) async throws {
+        try await sql.raw("UPDATE call_spend_reservations SET call_id = \(bind: Int64(callID)) WHERE id = \(bind: id)").run()
+    }
+
+    /// Gives back the Calls budget reserved for a call (by its reservation id or its call id), exactly once: the row
+    /// is deleted and its amount subtracted in one transaction, so of concurrent settlements one finds it.
+    /// - Returns: the amount given back (`nil`: nothing was reserved, or it was already settled).
+    @discardableResult
+    func settleCallSpend(id: String? = nil, callID: Int? = nil) async throws -> Int64? {
+        let selector: SQLQueryString =
+            if let id { "id = \(bind: id)" } else if let callID { "call_id = \(bind: Int64(callID))" } else { "1 = 0" }
+        return try await writeTransaction { tx in
+            guard let row = try await tx.sql.raw("DELETE FROM call_spend_reservations WHERE \(selector) RETURNING usd_micros, day_period, month_period").first()
+            else { return nil }
+            let amount = try row.decode(column: "usd_micros", as: Int64.self)
+            if amount > 0 {
+                try await tx.metering.adjustFeatureSpend(.calls, periods: [try row.string("day_period"), try row.string("month_period")], by: -amount)
+            }
+            return amount
+        }
+    }
+
+    /// The metered cost of each of `callIDs` (`call:<id>` subjects), micro-dollars; calls with no rows are absent.
+    func callCosts(_ callIDs: [Int]) async throws -> [Int: Int64] {
+        guard !callIDs.isEmpty else { return [:] }
+        let subjects = callIDs.map { "call:\($0)" }
+        let rows = try await reader.raw(
+            "SELECT subject, CAST(SUM(usd_micros) AS BIGINT) AS usd_micros FROM provider_usage WHERE subject IN (\(binds: subjects)) GROUP BY subject"
+        ).all()
+        var costs: [Int: Int64] = [:]
+        for row in rows {
+            guard let id = Int(try row.string("subject").dropFirst("call:".count)) else { continue }
+            costs[id] = try row.decode(column: "usd_micros", as: Int64.self)
+        }
+        return costs
     }
 
     /// Counts one operation of `user` (its counter key and daily limit) and reserves `amount` micro-dollars against
@@ -182,7 +253,9 @@ struct MeteringStore: StoreArea {
         try await reader.raw(
             """
             SELECT feature, operation, model, COUNT(*) AS calls, CAST(SUM(input_tokens) AS BIGINT) AS input_tokens, CAST(SUM(output_tokens) AS BIGINT) AS output_tokens,
-              CAST(SUM(characters) AS BIGINT) AS characters, CAST(SUM(images) AS BIGINT) AS images, CAST(SUM(audio_ms) AS BIGINT) AS audio_ms, CAST(SUM(usd_micros) AS BIGINT) AS usd_micros
+              CAST(SUM(characters) AS BIGINT) AS characters, CAST(SUM(images) AS BIGINT) AS images, CAST(SUM(audio_ms) AS BIGINT) AS audio_ms, CAST(SUM(usd_micros) AS BIGINT) AS usd_micros,
+              CAST(SUM(cached_input_tokens) AS BIGINT) AS cached_input_tokens, CAST(SUM(audio_input_tokens) AS BIGINT) AS audio_input_tokens,
+              CAST(SUM(cached_audio_input_tokens) AS BIGINT) AS cached_audio_input_tokens, CAST(SUM(audio_output_tokens) AS BIGINT) AS audio_output_tokens
             FROM provider_usage WHERE \(condition)
             GROUP BY feature, operation, model ORDER BY feature, operation, model
             """
@@ -194,7 +267,9 @@ struct MeteringStore: StoreArea {
                 feature: feature, operation: operation, model: try row.string("model"), calls: try row.int("calls"),
                 consumption: Consumption(
                     inputTokens: try row.int("input_tokens"), outputTokens: try row.int("output_tokens"), characters: try row.int("characters"),
-                    images: try row.int("images"), audioSeconds: Double(try row.int("audio_ms")) / 1_000),
+                    images: try row.int("images"), audioSeconds: Double(try row.int("audio_ms")) / 1_000,
+                    cachedInputTokens: try row.int("cached_input_tokens"), audioInputTokens: try row.int("audio_input_tokens"),
+                    cachedAudioInputTokens: try row.int("cached_audio_input_tokens"), audioOutputTokens: try row.int("audio_output_tokens")),
                 usdMicros: try row.decode(column: "usd_micros", as: Int64.self))
         }
     }

@@ -132,7 +132,8 @@ document.getElementById('lookup').addEventListener('submit', async (event) => {
   const id = encodeURIComponent(document.getElementById('lookup-id').value.trim());
   const response = await fetch(`/console/api/${kind}/${id}`, { credentials: 'same-origin' });
   const body = await response.json();
-  document.getElementById('lookup-result').textContent = response.ok ? JSON.stringify(body, null, 2) : (body.detail ?? `HTTP ${response.status}`);
+  const cost = response.ok && kind === 'calls' && body.cost ? `Cost: ${usd(body.cost.usd_micros)} (${body.cost.items.map((i) => `${i.operation} ${i.model} ${usd(i.usd_micros)}`).join(', ') || 'nothing metered'})\n` : '';
+  document.getElementById('lookup-result').textContent = response.ok ? cost + JSON.stringify(body, null, 2) : (body.detail ?? `HTTP ${response.status}`);
 });
 function row(cells, classes = {}) {
   const tr = document.createElement('tr');

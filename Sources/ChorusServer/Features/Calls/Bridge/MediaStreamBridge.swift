@@ -324,8 +324,11 @@ final class MediaStreamBridge: @unchecked Sendable {
                 return machine?.opening == .holding
             }
             if holding { rescheduleGateTimer() }
-        case .responseDone:
-            let actions = lock.withLock { machine?.responseDone() ?? [] }
+        case .responseDone(let outcome):
+            let (actions, current, model) = lock.withLock { () -> ([MediaStreamBridgeMachine.Action], CallRecord?, String?) in
+                (machine?.responseDone() ?? [], call, realtime?.configuration.model)
+            }
+            if let usage = outcome.usage, let current, let model { meter(usage, model: model, call: current) }
             if !actions.isEmpty { perform(actions) }
         case .responseCreated:
             lock.withLock { machine?.responseCreated() }
@@ -352,6 +355,14 @@ final class MediaStreamBridge: @unchecked Sendable {
         case .sessionCreated, .sessionUpdated, .audioDelta(nil, _), .malformed, .assistantTranscriptDelta, .other:
             break
         }
+    }
+
+    /// Records what one response cost (issue 18), as it arrives; recording never holds up the call.
+    private func meter(_ usage: RealtimeUsage, model: String, call: CallRecord) {
+        let services = services
+        let store = store
+        let logger = logger
+        services.background.track { await services.callCosts.recordRealtime(usage, model: model, call: call, store: store, logger: logger) }
     }
 
     /// Adds a line to the call's transcript and shows it to the caller (and the console) while the call goes on.
