@@ -14,7 +14,7 @@ struct ChorusBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chorus-bench",
         abstract: "Benchmarks for Chorus. Run release builds: swift run -c release chorus-bench api",
-        subcommands: [API.self, Bridge.self, Floor.self, FloorPeer.self, Messages.self, Soak.self, Stories.self]
+        subcommands: [API.self, Bridge.self, Cluster.self, Floor.self, FloorPeer.self, Messages.self, Soak.self, Stories.self]
     )
 }
 
