@@ -68,8 +68,8 @@ public enum ChorusApp {
         app.lifecycle.use(Stopping { application in await ChorusApp.quiesce(application) })
     }
 
-    /// CORS outermost so even errors carry its headers; then request ids, security headers, errors, the drain's
-    /// refusals, body limits.
+    /// CORS outermost so even errors carry its headers; then the request's span, request ids, security headers, errors,
+    /// the drain's refusals, body limits.
     private static func useMiddleware(_ app: Application, _ configuration: ChorusConfiguration, drain: DrainState) {
         app.middleware = Middlewares()
         if !configuration.corsOrigins.isEmpty {
@@ -83,6 +83,7 @@ public enum ChorusApp {
                 at: .beginning
             )
         }
+        app.middleware.use(RequestTracingMiddleware(tracer: app.chorus.tracing.tracer))
         app.middleware.use(RequestIDMiddleware())
         app.middleware.use(SecurityHeadersMiddleware(strictTransportSecurity: configuration.publicURL.scheme == "https"))
         app.middleware.use(ChorusErrorMiddleware())

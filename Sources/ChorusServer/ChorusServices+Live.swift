@@ -4,6 +4,7 @@ import FluentPostgresDriver
 import Foundation
 import Prometheus
 import SQLKit
+import Tracing
 import Vapor
 
 extension ChorusServices {
@@ -26,7 +27,13 @@ extension ChorusServices {
             secret: secret, accessTokenLifetime: configuration.accessTokenLifetime, refreshTokenLifetime: configuration.refreshTokenLifetime
         )
         let providerHealth = ProviderHealth(clock: options.clock)
-        var providers = try ProviderSet.live(app, configuration: configuration, embedded: embedded, observer: providerHealth, options: options)
+        // Traces (issue 18): exported while the application runs (stopped by one of its last handlers) when configured.
+        let tracing = try ChorusTracing.make(configuration.tracing, logger: app.logger)
+        tracing.start()
+        app.lifecycle.use(Stopping { await tracing.shutdown() })
+        var providers = try ProviderSet.live(
+            app, configuration: configuration, embedded: embedded, observer: providerHealth, options: options,
+            tracer: tracing.isExporting ? tracing.tracer : nil)
         options.overrideProviders(&providers)
 
         // The model lifecycle check (issue 22): OpenAI's model list at startup and every interval. Production refuses to
@@ -106,7 +113,7 @@ extension ChorusServices {
             clock: options.clock, providerNames: providers.names, readPool: readPool, realtime: providers.realtime, bridges: bridges,
             messaging: messaging, stories: stories, personas: personas, jobSignal: JobSignal(), providerHealth: providerHealth,
             numberHasher: PhoneNumberHasher(secret: configuration.numberHashSecret ?? secret), modelLifecycle: modelLifecycle,
-            metrics: metrics, embedded: embedded)
+            metrics: metrics, embedded: embedded, tracing: tracing)
     }
 
     /// The configured secret, or (development) one generated once and kept in the data directory.
@@ -127,11 +134,13 @@ extension ChorusServices {
 extension ProviderSet {
     /// The providers `configuration` names: Twilio, OpenAI, ElevenLabs, the App Store's verifyReceipt and S3 when
     /// configured, otherwise the `embedded` emulators at `<loopback>/sandbox/...` (their credentials; fresh random ones
-    /// without emulators, as in production, where nothing answers there). Clients report to `observer`.
+    /// without emulators, as in production, where nothing answers there). Clients report to `observer`, and trace
+    /// their exchanges with `tracer` when there is one.
     static func live(
         _ app: Application, configuration: ChorusConfiguration, embedded: (any EmbeddedProviders)?, observer: ProviderHealth,
-        options: ChorusApp.Options
+        options: ChorusApp.Options, tracer: (any Tracer)? = nil
     ) throws -> ProviderSet {
+        let observer: any ProviderCallObserver = tracer.map { TracedProviderCalls(base: observer, tracer: $0) } ?? observer
         let httpClient = app.http.client.shared
         let sandbox = configuration.loopbackURL.appendingPathComponent("sandbox")
         let credentials = embedded?.credentials ?? .random()

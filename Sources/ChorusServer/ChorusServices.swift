@@ -60,10 +60,14 @@ public struct ChorusServices: Sendable {
     let metrics: PrometheusCollectorRegistry
     /// The provider emulators served by this server under `/sandbox`, if any.
     let embedded: (any EmbeddedProviders)?
+    /// This instance's tracer and span exporter (``ChorusTracing``).
+    let tracing: ChorusTracing
 
     /// The database as seen from `eventLoop`.
     func store(_ database: any SQLDatabase, on eventLoop: any EventLoop) -> ChorusStore {
-        ChorusStore(sql: database, reader: readPool?.database(on: eventLoop), writeGate: writeGate)
+        var store = ChorusStore(sql: database, reader: readPool?.database(on: eventLoop), writeGate: writeGate)
+        store.tracer = tracing.tracer
+        return store
     }
 
     func now() -> Date { clock() }

@@ -91,6 +91,8 @@ public struct ChorusConfiguration: Sendable {
     /// The bearer token a Prometheus scraper sends to `GET /metrics` (`CHORUS_METRICS_TOKEN`, at least 16 characters);
     /// `nil` (the default) turns the route off (404).
     public var metricsToken: String?
+    /// Distributed tracing over OTLP (`CHORUS_OTEL_*`); off without an endpoint.
+    public var tracing: TracingSettings = .off
     /// Seconds between two model lifecycle checks of OpenAI's model list (`CHORUS_MODEL_CHECK_INTERVAL_SECONDS`,
     /// default a day, between 1 and 604,800).
     public var modelCheckInterval: TimeInterval = 86_400

@@ -60,5 +60,6 @@ extension ChorusConfiguration {
         idleTimeoutSeconds = reader.value("CHORUS_IDLE_TIMEOUT_SECONDS", default: 60) { Double($0).flatMap { (1...3_600).contains($0) ? $0 : nil } }
         jobLease = reader.value("CHORUS_JOB_LEASE_SECONDS", default: 120) { Double($0).flatMap { (3...3_600).contains($0) ? $0 : nil } }
         developmentOnNetwork = reader.flag("CHORUS_DEVELOPMENT_ON_NETWORK", default: false)
+        tracing = TracingSettings.load(from: &reader)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import SQLKit
+import Tracing
 import Vapor
 
 /// Runs durable jobs from the `jobs` table. Every instance runs one; claims are compare-and-set leases
@@ -126,7 +127,13 @@ final class JobRunner: LifecycleHandler, Sendable {
             do {
                 // Provider calls made by the job are metered under its id (handlers add the user they work for).
                 try await MeteringContext.$current.withValue(MeteringContext(requestID: "job-\(job.id)")) {
-                    try await handler(job, store, jobLogger)
+                    // Each run is a trace of its own (issue 18): the job's transactions and provider exchanges are its
+                    // children; a run that throws is a failed span.
+                    try await store.tracer.withSpan("job \(job.kind)", context: .topLevel, ofKind: .consumer) { span in
+                        span.attributes["chorus.job.kind"] = job.kind
+                        span.attributes["chorus.job.attempt"] = job.attempts
+                        try await handler(job, store, jobLogger)
+                    }
                 }
                 await stopHeartbeat()
                 try await store.jobs.completeJob(id: job.id, owner: owner)

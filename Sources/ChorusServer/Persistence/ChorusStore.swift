@@ -2,6 +2,7 @@ import ChorusCore
 import Foundation
 import Logging
 import SQLKit
+import Tracing
 
 /// Access to the database: plain SQL through SQLKit, identical on SQLite and PostgreSQL. The queries live in one store
 /// per area (``StoreArea``, `Persistence/Stores/`), reached from here (`store.calls`) or from a transaction (`tx.calls`).
@@ -39,10 +40,24 @@ struct ChorusStore: Sendable {
 
     /// Runs `body` in one write transaction on one connection; rolls back on error. Nested calls join the
     /// transaction they run in.
+    ///
+    /// Within a traced request, job or call the transaction is a `db.transaction` span, its child; transactions outside
+    /// any span (the job runner's polling) make none, so idle polls do not fill the collector.
     func writeTransaction<R: Sendable>(_ body: @escaping @Sendable (ChorusStore) async throws -> R) async throws -> R {
         if inTransaction { return try await body(self) }
+        if let context = ServiceContext.current, tracer.activeSpan(identifiedBy: context) != nil {
+            return try await tracer.withSpan("db.transaction", context: context, ofKind: .client) { span in
+                span.attributes["db.system.name"] = dialect == .sqlite ? "sqlite" : "postgresql"
+                return try await runTransaction(body)
+            }
+        }
+        return try await runTransaction(body)
+    }
+
+    private func runTransaction<R: Sendable>(_ body: @escaping @Sendable (ChorusStore) async throws -> R) async throws -> R {
         let dialect = self.dialect
         let gate = writeGate
+        let tracer = self.tracer
         let run = {
             try await self.sql.withSession { session in
                 if dialect == .sqlite {
@@ -54,6 +69,7 @@ struct ChorusStore: Sendable {
                 do {
                     var store = ChorusStore(session: session, dialect: dialect, writeGate: gate)
                     store.inTransaction = true
+                    store.tracer = tracer
                     let result = try await body(store)
                     try await session.raw("COMMIT").run()
                     return result
@@ -67,6 +83,8 @@ struct ChorusStore: Sendable {
     }
 
     private var inTransaction = false
+    /// Makes a span of each write transaction run for a traced request, job or call (``ChorusTracing``).
+    var tracer: any Tracer = NoOpTracer()
 
     /// `SELECT 1`: the database answers.
     func ping() async throws {

@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import Tracing
 
 /// Bridges one call's Twilio Media Stream to its OpenAI Realtime session.
 ///
@@ -27,6 +28,9 @@ final class MediaStreamBridge: @unchecked Sendable {
     private let logger: Logger
     private let allocator = ByteBufferAllocator()
     private let lock = NIOLock()
+    /// The bridge's lifetime as a span (issue 18), from the socket's registration to the end of the work its ending
+    /// leaves (hang-up, outcome); the claim, the realtime session and that work are its children.
+    private let span: any Span
 
     // Guarded by `lock`.
     private var machine: MediaStreamBridgeMachine?
@@ -54,12 +58,20 @@ final class MediaStreamBridge: @unchecked Sendable {
         self.services = services
         self.store = store
         self.logger = logger
+        self.span = services.tracing.tracer.startSpan("call.bridge", context: ServiceContext.current ?? .topLevel, ofKind: .server)
+    }
+
+    /// `services.background.track` with the bridge's span as the work's parent.
+    private func trackInSpan(_ work: @escaping @Sendable () async -> Void) {
+        let context = span.context
+        services.background.track { await ServiceContext.withValue(context) { await work() } }
     }
 
     /// Starts handling the socket's frames.
     func run() {
         guard services.bridges.register(self) else {
             twilio.close(code: .goingAway)
+            span.end()
             return
         }
         services.bridges.metrics.bridgeOpened()
@@ -140,7 +152,7 @@ final class MediaStreamBridge: @unchecked Sendable {
             reject("start frame without a call token")
             return
         }
-        services.background.track { [self] in
+        trackInSpan { [self] in
             do {
                 guard let call = try await store.callBridge.claimStream(tokenHash: Self.hash(token), now: services.now()) else {
                     reject("invalid or already used call token")
@@ -160,6 +172,7 @@ final class MediaStreamBridge: @unchecked Sendable {
         var logger = logger
         logger[metadataKey: "call_id"] = .stringConvertible(call.id)
         logger[metadataKey: "call_sid"] = .string(call.callSid ?? start.callSid)
+        span.attributes["chorus.call_id"] = call.id
         enum Acceptance {
             case proceed([MediaStreamBridgeMachine.Action])
             case endedEarly(EndedReason)
@@ -486,6 +499,7 @@ final class MediaStreamBridge: @unchecked Sendable {
         guard let (session, call, machine, figures) = released else { return }
         session?.close()
         let reason = reason ?? machine?.endedReason ?? .errorStream
+        span.attributes["chorus.call.ended_reason"] = reason.rawValue
         if session != nil, let since = lock.withLock({ realtimeSince }) {
             // A realtime session that failed mid-call counts against the provider; any other ending does not.
             services.providerHealth.providerCall(
@@ -495,7 +509,10 @@ final class MediaStreamBridge: @unchecked Sendable {
         if !twilio.isClosed { twilio.close(code: .normalClosure) }
         services.bridges.unregister(self)
         services.bridges.metrics.bridgeClosed(figures)
-        guard let call else { return }
+        guard let call else {
+            span.end()
+            return
+        }
         if session == nil { services.bridges.discard(callID: call.id) }
         var logger = logger
         logger[metadataKey: "call_id"] = .stringConvertible(call.id)
@@ -508,7 +525,8 @@ final class MediaStreamBridge: @unchecked Sendable {
                 "first_words_cause": .string(machine?.releaseCause?.rawValue ?? "-"),
             ])
         let services = services
-        services.background.track { [logger] in
+        trackInSpan { [self, logger] in
+            defer { span.end() }
             if reason != .calleeHangup, let sid = call.callSid {
                 do {
                     try await services.telephony.hangUp(callSid: sid)
