@@ -85,6 +85,7 @@ public enum ChorusApp {
         }
         app.middleware.use(RequestTracingMiddleware(tracer: app.chorus.tracing.tracer))
         app.middleware.use(RequestIDMiddleware())
+        app.middleware.use(HTTPMetricsMiddleware(metrics: app.chorus.instruments))
         app.middleware.use(SecurityHeadersMiddleware(strictTransportSecurity: configuration.publicURL.scheme == "https"))
         app.middleware.use(ChorusErrorMiddleware())
         app.middleware.use(DrainMiddleware(state: drain))

@@ -26,7 +26,12 @@ extension ChorusServices {
         let tokens = await TokenIssuer.make(
             secret: secret, accessTokenLifetime: configuration.accessTokenLifetime, refreshTokenLifetime: configuration.refreshTokenLifetime
         )
-        let providerHealth = ProviderHealth(clock: options.clock)
+        // Every metric of `/metrics`, on this app's own registry (tests run many apps in one process).
+        let metrics = PrometheusCollectorRegistry()
+        let instruments = ChorusMetrics(
+            registry: metrics,
+            budgets: [.voiceMessages: configuration.voiceMessages.limits.budget, .stories: configuration.stories.limits.budget])
+        let providerHealth = ProviderHealth(clock: options.clock, metrics: instruments)
         // Traces (issue 18): exported while the application runs (stopped by one of its last handlers) when configured.
         let tracing = try ChorusTracing.make(configuration.tracing, logger: app.logger)
         tracing.start()
@@ -38,7 +43,6 @@ extension ChorusServices {
 
         // The model lifecycle check (issue 22): OpenAI's model list at startup and every interval. Production refuses to
         // start with a configured model that is shut down or not offered; a list that cannot be read only warns.
-        let metrics = PrometheusCollectorRegistry()
         let modelLifecycle = ModelLifecycleWatch(
             models: configuration.openAIModels, catalog: providers.models, interval: configuration.modelCheckInterval, clock: options.clock,
             registry: metrics, logger: app.logger)
@@ -55,7 +59,7 @@ extension ChorusServices {
         if case .sqlite(let path) = configuration.database {
             readPool = SQLiteReadPool(
                 path: path, connectionsPerEventLoop: configuration.sqliteReadersPerEventLoop, threadPool: app.threadPool,
-                eventLoopGroup: app.eventLoopGroup, logger: app.logger
+                eventLoopGroup: app.eventLoopGroup, logger: app.logger, waits: instruments.connectionWaits(.sqliteRead)
             )
             // Closed when the application shuts down, even if configure never runs (a start that fails later), and
             // last of the handlers, after the work that reads through it has stopped.
@@ -113,7 +117,7 @@ extension ChorusServices {
             clock: options.clock, providerNames: providers.names, readPool: readPool, realtime: providers.realtime, bridges: bridges,
             messaging: messaging, stories: stories, personas: personas, jobSignal: JobSignal(), providerHealth: providerHealth,
             numberHasher: PhoneNumberHasher(secret: configuration.numberHashSecret ?? secret), modelLifecycle: modelLifecycle,
-            metrics: metrics, embedded: embedded, tracing: tracing)
+            metrics: metrics, instruments: instruments, embedded: embedded, tracing: tracing)
     }
 
     /// The configured secret, or (development) one generated once and kept in the data directory.

@@ -58,6 +58,8 @@ public struct ChorusServices: Sendable {
     let modelLifecycle: ModelLifecycleWatch
     /// This instance's metrics (`/metrics`).
     let metrics: PrometheusCollectorRegistry
+    /// The metrics the server records into ``metrics`` (``ChorusMetrics``: every definition in one place).
+    let instruments: ChorusMetrics
     /// The provider emulators served by this server under `/sandbox`, if any.
     let embedded: (any EmbeddedProviders)?
     /// This instance's tracer and span exporter (``ChorusTracing``).
@@ -65,7 +67,9 @@ public struct ChorusServices: Sendable {
 
     /// The database as seen from `eventLoop`.
     func store(_ database: any SQLDatabase, on eventLoop: any EventLoop) -> ChorusStore {
-        var store = ChorusStore(sql: database, reader: readPool?.database(on: eventLoop), writeGate: writeGate)
+        var store = ChorusStore(
+            sql: database, reader: readPool?.database(on: eventLoop), writeGate: writeGate,
+            connectionWaits: instruments.writeTransactionWaits)
         store.tracer = tracing.tracer
         return store
     }

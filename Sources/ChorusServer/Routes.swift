@@ -22,7 +22,7 @@ extension ChorusApp {
         try app.register(collection: StoriesController(services: services))
         try app.register(collection: WebAssetsController(assets: try WebAssets.load()))
         try app.register(collection: ConsoleController(services: services, modelLifecycle: services.modelLifecycle))
-        try app.register(collection: MetricsController(registry: services.metrics, token: services.configuration.metricsToken))
+        try app.register(collection: MetricsController(services: services))
         try app.register(collection: PlaygroundController(services: services))
         if !services.configuration.isProduction {
             try app.register(collection: DevelopmentController(services: services))

@@ -44,7 +44,10 @@ struct ModelLifecycleCheckTests {
                 continue
             }
             let name = String(match.1)
-            #expect(typed[name] != nil, "sample before its TYPE: \(line)")
+            // A histogram's samples are its name with `_bucket`, `_sum` or `_count`.
+            let family = ["_bucket", "_sum", "_count"].filter { name.hasSuffix($0) }.map { String(name.dropLast($0.count)) }
+                .first { typed[$0] == "histogram" } ?? name
+            #expect(typed[family] != nil, "sample before its TYPE: \(line)")
             var labels: [String: String] = [:]
             if let body = match.2 {
                 var rest = Substring(body)

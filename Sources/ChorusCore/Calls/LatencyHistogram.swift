@@ -8,6 +8,8 @@ public struct LatencyHistogram: Sendable, Equatable {
     private var counts: [UInt32]
     public private(set) var count = 0
     public private(set) var maximum: UInt64 = 0
+    /// The recorded values added up, in microseconds (saturating).
+    public private(set) var sumMicroseconds: UInt64 = 0
 
     public init() {
         counts = [UInt32](repeating: 0, count: Int(Self.linearLimit) + Self.maxExponent * Self.subBuckets)
@@ -34,6 +36,7 @@ public struct LatencyHistogram: Sendable, Equatable {
         counts[min(Self.index(of: value), counts.count - 1)] &+= 1
         count += 1
         if value > maximum { maximum = value }
+        sumMicroseconds = Self.saturatingSum(sumMicroseconds, value)
     }
 
     /// Adds every value of `other`.
@@ -41,6 +44,19 @@ public struct LatencyHistogram: Sendable, Equatable {
         for index in counts.indices { counts[index] &+= other.counts[index] }
         count += other.count
         maximum = max(maximum, other.maximum)
+        sumMicroseconds = Self.saturatingSum(sumMicroseconds, other.sumMicroseconds)
+    }
+
+    /// How many recorded values fall in the buckets that start at or below `microseconds`: the values up to it, and
+    /// those of its own bucket above it (within the bucket's resolution, about 3 %).
+    public func count(atMost microseconds: UInt64) -> Int {
+        let last = min(Self.index(of: microseconds), counts.count - 1)
+        return counts[...last].reduce(0) { $0 + Int($1) }
+    }
+
+    private static func saturatingSum(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
     }
 
     /// The `percentile` (0–100) in microseconds (the lower bound of its bucket), or `nil` when empty.

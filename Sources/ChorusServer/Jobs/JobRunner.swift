@@ -50,6 +50,7 @@ final class JobRunner: LifecycleHandler, Sendable {
 
     func didBootAsync(_ application: Application) async throws {
         let database = application.db
+        let metrics = application.chorus.instruments
         let store = application.chorus.store(database as! any SQLDatabase, on: database.eventLoop)
         // The name this instance's claims carry in `jobs.lease_owner`: which instance holds a job (chorus-bench cluster).
         logger.notice("job worker started", metadata: ["owner": .string(owner)])
@@ -62,7 +63,7 @@ final class JobRunner: LifecycleHandler, Sendable {
                         {
                             running.withLockedValue { $0 += 1 }
                             group.addTask {
-                                await self.run(job, store: store)
+                                await self.run(job, store: store, metrics: metrics)
                                 self.running.withLockedValue { $0 -= 1 }
                                 self.signal.notify()
                             }
@@ -103,12 +104,14 @@ final class JobRunner: LifecycleHandler, Sendable {
     }
 
     /// Runs one claimed job to completion, failure or retry, keeping its lease alive while it runs.
-    private func run(_ job: ClaimedJob, store: ChorusStore) async {
+    private func run(_ job: ClaimedJob, store: ChorusStore, metrics: ChorusMetrics) async {
         var jobLogger = logger
         jobLogger[metadataKey: "job_id"] = .stringConvertible(job.id)
         jobLogger[metadataKey: "job_kind"] = .string(job.kind)
         do {
             guard let handler = handlers[job.kind] else {
+                // A kind this version does not know (the label stays bounded).
+                metrics.jobFailed(kind: "unknown", final: true)
                 try await store.jobs.failJob(id: job.id, owner: owner, error: "no handler for \(job.kind)", retryAt: nil, now: clock())
                 return
             }
@@ -142,6 +145,7 @@ final class JobRunner: LifecycleHandler, Sendable {
                 let permanent = error is PermanentFailure || job.attempts >= job.maxAttempts
                 let retryAt = permanent ? nil : clock().addingTimeInterval(min(600, 5 * pow(2, Double(job.attempts - 1))))
                 jobLogger.warning("job failed", metadata: ["error": .string("\(error)"), "will_retry": .stringConvertible(!permanent)])
+                metrics.jobFailed(kind: job.kind, final: permanent)
                 try await store.jobs.failJob(id: job.id, owner: owner, error: "\(error)", retryAt: retryAt, now: clock())
             }
         } catch {

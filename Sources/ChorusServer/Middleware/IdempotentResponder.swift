@@ -30,6 +30,7 @@ struct IdempotentResponder {
             break
         case .reclaimed:
             let released = try await store.calls.releaseAbandonedCalls(userID: userID, createdBefore: now.addingTimeInterval(-Self.pendingLapse), now: now)
+            services.instruments.callsReleased(released)
             req.logger.notice("took over an Idempotency-Key left pending", metadata: ["released_calls": .stringConvertible(released)])
         case .inProgress:
             throw APIError.detail(.conflict, "A request with this Idempotency-Key is still in progress")

@@ -23,12 +23,15 @@ struct ChorusStore: Sendable {
     let dialect: Dialect
     /// Serialises write transactions in this process (used on SQLite only).
     let writeGate: WriteGate
+    /// Told how long each write transaction waited for its connection (and on SQLite the write gate): `/metrics`.
+    let connectionWaits: (@Sendable (Duration) -> Void)?
 
-    init(sql: any SQLDatabase, reader: (any SQLDatabase)? = nil, writeGate: WriteGate) {
+    init(sql: any SQLDatabase, reader: (any SQLDatabase)? = nil, writeGate: WriteGate, connectionWaits: (@Sendable (Duration) -> Void)? = nil) {
         self.sql = sql
         self.reader = reader ?? sql
         self.dialect = sql.dialect.name == "postgresql" ? .postgres : .sqlite
         self.writeGate = writeGate
+        self.connectionWaits = connectionWaits
     }
 
     private init(session: any SQLDatabase, dialect: Dialect, writeGate: WriteGate) {
@@ -36,6 +39,7 @@ struct ChorusStore: Sendable {
         self.reader = session
         self.dialect = dialect
         self.writeGate = writeGate
+        self.connectionWaits = nil
     }
 
     /// Runs `body` in one write transaction on one connection; rolls back on error. Nested calls join the
@@ -58,8 +62,10 @@ struct ChorusStore: Sendable {
         let dialect = self.dialect
         let gate = writeGate
         let tracer = self.tracer
+        let requested = ContinuousClock.now
         let run = {
             try await self.sql.withSession { session in
+                self.connectionWaits?(ContinuousClock.now - requested)
                 if dialect == .sqlite {
                     // WAL with synchronous=NORMAL: commits are atomic and consistent; the last ones may be lost on a
                     // power failure (not on a crash of the process). Set per connection, so set on each use.

@@ -17,19 +17,25 @@ import SQLiteKit
 final class SQLiteReadPool: @unchecked Sendable {
     private let pool: EventLoopGroupConnectionPool<SQLiteConnectionSource>
     private let logger: Logger
+    /// Told how long each read waited for a connection (`/metrics`).
+    private let waits: @Sendable (Duration) -> Void
 
-    init(path: String, connectionsPerEventLoop: Int, threadPool: NIOThreadPool, eventLoopGroup: any EventLoopGroup, logger: Logger) {
+    init(
+        path: String, connectionsPerEventLoop: Int, threadPool: NIOThreadPool, eventLoopGroup: any EventLoopGroup, logger: Logger,
+        waits: @Sendable @escaping (Duration) -> Void
+    ) {
         self.pool = EventLoopGroupConnectionPool(
             source: SQLiteConnectionSource(configuration: .init(storage: .file(path: path)), threadPool: threadPool),
             maxConnectionsPerEventLoop: connectionsPerEventLoop, requestTimeout: .seconds(10), pruneInterval: nil, logger: logger,
             on: eventLoopGroup
         )
         self.logger = logger
+        self.waits = waits
     }
 
     /// A database for reads on `eventLoop`.
     func database(on eventLoop: any EventLoop) -> any SQLDatabase {
-        PooledReader(pool: pool.pool(for: eventLoop), logger: logger).sql(encoder: .init(), decoder: .init(), queryLogLevel: nil)
+        PooledReader(pool: pool.pool(for: eventLoop), logger: logger, waits: waits).sql(encoder: .init(), decoder: .init(), queryLogLevel: nil)
     }
 
     func shutdown() async throws {
@@ -40,6 +46,7 @@ final class SQLiteReadPool: @unchecked Sendable {
 private struct PooledReader: SQLiteDatabase, @unchecked Sendable {
     let pool: EventLoopConnectionPool<SQLiteConnectionSource>
     let logger: Logger
+    let waits: @Sendable (Duration) -> Void
 
     var eventLoop: any EventLoop { pool.eventLoop }
 
@@ -52,6 +59,10 @@ private struct PooledReader: SQLiteDatabase, @unchecked Sendable {
     }
 
     func withConnection<T>(_ closure: @escaping @Sendable (SQLiteConnection) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        pool.withConnection(logger: logger, closure)
+        let requested = ContinuousClock.now
+        return pool.withConnection(logger: logger) { connection in
+            waits(ContinuousClock.now - requested)
+            return closure(connection)
+        }
     }
 }

@@ -255,7 +255,7 @@ struct CallPlacement: Sendable {
             try await waitForDialSlot()
             placed = try await services.telephony.placeCall(request)
         } catch {
-            try await store.calls.releaseCall(id: call.id, now: services.now())
+            if try await store.calls.releaseCall(id: call.id, now: services.now()) { services.instruments.callsReleased(1) }
             if let error = error as? CallPlacementError { throw error }  // the dial queue is too long
             logger.error(
                 "telephony refused the call; charge released",

@@ -26,7 +26,7 @@ struct CallReconciliationJob {
         guard let id = Int(job.payload) else { throw JobRunner.PermanentFailure(description: "bad call id \(job.payload)") }
         guard let call = try await store.calls.call(id: id), !call.status.isTerminal else { return }
         guard let sid = call.callSid else {
-            try await store.calls.releaseCall(id: id, now: services.now())
+            if try await store.calls.releaseCall(id: id, now: services.now()) { services.instruments.callsReleased(1) }
             logger.warning("released a call that never reached the provider", metadata: ["call_id": .stringConvertible(id)])
             try await store.metering.settleCallSpend(callID: id)
             return
@@ -36,6 +36,7 @@ struct CallReconciliationJob {
             reported = try await services.telephony.callStatus(callSid: sid)
         } catch TelephonyError.rejected(404, let code, _) where job.attempts >= Self.notFoundAttempts {
             let update = try await store.calls.applyCallStatus(callID: id, callSid: sid, status: .failed, durationSeconds: 0, now: services.now())
+            services.instruments.callStatusApplied(update)
             if update.applied { await services.publishCallStatus(callID: id, store: store) }
             if let settled = update.call { await services.callCosts.settle(settled, store: store, logger: logger) }
             logger.warning(
@@ -50,6 +51,7 @@ struct CallReconciliationJob {
         let update = try await store.calls.applyCallStatus(
             callID: id, callSid: sid, status: status, durationSeconds: reported.durationSeconds, now: services.now()
         )
+        services.instruments.callStatusApplied(update)
         if update.applied { await services.publishCallStatus(callID: id, store: store) }
         if let settled = update.call { await services.callCosts.settle(settled, store: store, logger: logger) }
         logger.notice(

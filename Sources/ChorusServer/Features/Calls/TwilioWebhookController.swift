@@ -69,6 +69,7 @@ struct TwilioWebhookController: RouteCollection {
             callID: callID, callSid: sid, status: status, durationSeconds: duration, now: services.now()
         )
         guard let call = update.call else { throw APIError.notFound("Unknown call") }
+        services.instruments.callStatusApplied(update)
         // A call that ended without a stream here (unanswered, or streamed by another instance) releases its session.
         if status.isTerminal { services.bridges.discard(callID: call.id) }
         if update.applied { await services.publishCallStatus(callID: call.id, store: store) }

@@ -95,6 +95,13 @@ final class RealtimeHub: Sendable {
     /// Long-lived connections counted on this instance (WebSockets and event streams).
     var admittedCount: Int { accounting.withLockedValue { $0.total } }
 
+    /// The WebSockets and event streams open on this instance (`/metrics`).
+    var openCounts: (webSockets: Int, eventStreams: Int) {
+        accounting.withLockedValue { state in
+            state.byUser.values.reduce((0, 0)) { ($0.0 + max(0, $1.webSockets), $0.1 + max(0, $1.eventStreams)) }
+        }
+    }
+
     private static func refusal(
         for kind: ConnectionKind, userID: String, in state: Accounting, limits: ChorusConfiguration.ConnectionLimits
     ) -> Refusal? {

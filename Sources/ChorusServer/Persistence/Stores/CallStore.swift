@@ -119,8 +119,9 @@ struct CallStore: StoreArea {
     }
 
     /// The provider refused to place the call: mark it failed and give the charge back, once. The call no longer
-    /// holds its schedule, so a retried scheduled call can be placed again.
-    func releaseCall(id: Int, now: Date) async throws {
+    /// holds its schedule, so a retried scheduled call can be placed again. `true` when this ended the call.
+    @discardableResult
+    func releaseCall(id: Int, now: Date) async throws -> Bool {
         try await writeTransaction { tx in
             let row = try await tx.sql.raw(
                 """
@@ -139,11 +140,13 @@ struct CallStore: StoreArea {
                     try await tx.usageLimits.refundAdmission(scope: UsageLimitStore.trialCallsScope, period: UsageLimitStore.admissionDay(try row.date("created_at")))
                 }
             }
+            return row != nil
         }
     }
 
     /// Releases (fails, gives the charge back) the user's calls created before `createdBefore` that never got a sid:
-    /// no request runs that long, so the one that charged them died before reaching the provider. Returns how many.
+    /// no request runs that long, so the one that charged them died before reaching the provider. Returns how many
+    /// this ended.
     func releaseAbandonedCalls(userID: String, createdBefore: Date, now: Date) async throws -> Int {
         let abandoned = try await sql.raw(
             """
@@ -151,8 +154,11 @@ struct CallStore: StoreArea {
               AND created_at < \(bind: createdBefore.epochMillis)
             """
         ).all().map { try $0.int("id") }
-        for id in abandoned { try await releaseCall(id: id, now: now) }
-        return abandoned.count
+        var released = 0
+        for id in abandoned {
+            if try await releaseCall(id: id, now: now) { released += 1 }
+        }
+        return released
     }
 
     /// Applies a provider status report: statuses only move forward, so duplicates and late reports change nothing.
@@ -229,6 +235,15 @@ struct CallStore: StoreArea {
 
     func call(scheduleID: Int) async throws -> CallRecord? {
         try await reader.raw("SELECT * FROM calls WHERE schedule_id = \(bind: Int64(scheduleID))").first().map(Self.callRecord)
+    }
+
+    /// How many calls are not over yet, by status, of those created since `since` (`/metrics`).
+    func inProgressCounts(since: Date) async throws -> [(status: CallStatus, count: Int)] {
+        try await reader.raw(
+            """
+            SELECT status, COUNT(*) AS n FROM calls WHERE status_rank < 4 AND created_at >= \(bind: since.epochMillis) GROUP BY status
+            """
+        ).all().map { (CallStatus(rawValue: try $0.string("status")), try $0.int("n")) }
     }
 
     /// Calls not over yet, created since `since` (older ones are stale: their final callback was lost), oldest

@@ -15,6 +15,12 @@ enum JobKind {
     static let storyScenes = "story_scenes"
     static let storyNarration = "story_narration"
     static let storyIllustrations = "story_illustrations"
+
+    /// Every kind above (`/metrics` shows each one's queue, 0 when empty; a test keeps it equal to the handlers' kinds).
+    static let all = [
+        scheduledCall, reconcileCall, purgeTranscript, applyAppStoreNotification, transcribeMessageAudio, conversationDigest,
+        deleteProviderVoice, classifyMessageUrgency, storyText, storyScenes, storyNarration, storyIllustrations,
+    ]
 }
 
 /// A job claimed by one worker for a lease.
@@ -24,6 +30,18 @@ struct ClaimedJob: Sendable, Equatable {
     var payload: String
     var attempts: Int
     var maxAttempts: Int
+}
+
+/// One job kind's queue now (`/metrics`).
+struct JobQueueFigures: Sendable, Equatable {
+    var kind: String
+    /// Pending and due.
+    var due: Int
+    /// Pending for later (a scheduled call, a retry's backoff).
+    var scheduled: Int
+    var running: Int
+    /// When the oldest due job became due.
+    var oldestDue: Date?
 }
 
 /// The durable job queue (`jobs`): enqueue, lease, complete, fail, cancel.
@@ -101,6 +119,23 @@ struct JobStore: StoreArea {
             WHERE id = \(bind: Int64(id)) AND lease_owner = \(bind: owner) AND status = 'running'
             """
         ).run()
+    }
+
+    /// The queue per kind: one aggregate over the pending and running jobs (`jobs_due` index), one row per kind.
+    func queueFigures(now: Date) async throws -> [JobQueueFigures] {
+        let due: SQLQueryString = "status = 'pending' AND run_at <= \(bind: now.epochMillis)"
+        return try await reader.raw(
+            """
+            SELECT kind, COUNT(CASE WHEN \(due) THEN 1 END) AS due,
+              COUNT(CASE WHEN status = 'pending' AND run_at > \(bind: now.epochMillis) THEN 1 END) AS scheduled,
+              COUNT(CASE WHEN status = 'running' THEN 1 END) AS running, MIN(CASE WHEN \(due) THEN run_at END) AS oldest_due
+            FROM jobs WHERE status IN ('pending', 'running') GROUP BY kind
+            """
+        ).all().map { row in
+            JobQueueFigures(
+                kind: try row.string("kind"), due: try row.int("due"), scheduled: try row.int("scheduled"), running: try row.int("running"),
+                oldestDue: try row.optionalDate("oldest_due"))
+        }
     }
 
     func cancelJob(id: Int, now: Date) async throws {

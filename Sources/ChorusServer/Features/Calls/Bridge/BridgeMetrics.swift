@@ -25,6 +25,9 @@ public final class BridgeMetrics: Sendable {
         public var relayToTwilio = LatencyHistogram()
         /// `speech_started` received → `clear` and `truncate` written, in microseconds.
         public var bargeInReaction = LatencyHistogram()
+        /// The callee answering (the stream starting) → the AI's first audio, one value per call that had audio, in
+        /// microseconds.
+        public var answerToFirstAudio = LatencyHistogram()
     }
 
     private let state = NIOLockedValueBox(Snapshot())
@@ -50,6 +53,7 @@ public final class BridgeMetrics: Sendable {
             state.relayToRealtime.merge(figures.relayToRealtime)
             state.relayToTwilio.merge(figures.relayToTwilio)
             state.bargeInReaction.merge(figures.bargeInReaction)
+            state.answerToFirstAudio.merge(figures.answerToFirstAudio)
         }
     }
 }
@@ -62,4 +66,5 @@ struct BridgeFigures: Sendable {
     var relayToRealtime = LatencyHistogram()
     var relayToTwilio = LatencyHistogram()
     var bargeInReaction = LatencyHistogram()
+    var answerToFirstAudio = LatencyHistogram()
 }

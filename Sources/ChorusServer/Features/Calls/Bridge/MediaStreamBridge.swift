@@ -508,7 +508,11 @@ final class MediaStreamBridge: @unchecked Sendable {
         }
         if !twilio.isClosed { twilio.close(code: .normalClosure) }
         services.bridges.unregister(self)
-        services.bridges.metrics.bridgeClosed(figures)
+        var closing = figures
+        if let firstAudio = machine?.firstAudioLatencyMilliseconds, firstAudio >= 0 {
+            closing.answerToFirstAudio.record(microseconds: UInt64(firstAudio).multipliedReportingOverflow(by: 1_000).partialValue)
+        }
+        services.bridges.metrics.bridgeClosed(closing)
         guard let call else {
             span.end()
             return
