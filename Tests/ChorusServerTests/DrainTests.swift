@@ -107,6 +107,32 @@ struct DrainTests {
         }
     }
 
+    @Test("in process: a final status that never arrives is waited for briefly after the call's stream ended")
+    func lostFinalStatus() async throws {
+        try await TestServer.run(on: .sqlite) { server in
+            let token = try await server.register().accessToken
+            let encoded = Self.number.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? Self.number
+            // Twilio's status callbacks are lost on the way: only the stream tells the server about the call.
+            let script = #"{"behavior":"answer","callbacks":false,"lines":["Hello?"],"hangup_after_seconds":3}"#
+            let callee = try await server.request(.PUT, "/sandbox/callees/\(encoded)", body: Data(script.utf8), headers: [("Content-Type", "application/json")])
+            #expect(callee.status == 200, "\(callee.text)")
+            let placed = try await server.makeCall(token, to: Self.number).decode(MakeCallResponse.self)
+            try await server.eventually(timeout: .seconds(20), "the bridge opens") {
+                server.app.chorus.bridges.metrics.snapshot().openBridges == 1
+            }
+            let clock = ContinuousClock()
+            let began = clock.now
+            let outcome = await ChorusApp.drain(server.app)
+            let took = clock.now - began
+            #expect(outcome == .drained)
+            // The stream ended about 3 s after the answer, then the drain waited its 10 s for the final status.
+            #expect(took >= .seconds(DrainTiming.finalStatusWaitSeconds) && took < .seconds(30), "drain took \(took)")
+            let call = try #require(try await Self.record(server, callSid: placed.callSid))
+            #expect(!call.status.isTerminal, "no final status arrived: \(call.status)")
+            #expect(server.app.chorus.bridges.drainSnapshot().recentlyEnded == [call.id])
+        }
+    }
+
     @Test("chorus serve: SIGTERM during a sandbox call drains, the call completes normally, the process exits 0", arguments: TestDatabase.all)
     func sigtermDuringACall(_ database: TestDatabase) async throws {
         let provisioned = try database.make()

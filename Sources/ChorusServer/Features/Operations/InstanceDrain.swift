@@ -116,7 +116,7 @@ extension ChorusApp {
                 _ = progress.interrupt()
                 break
             }
-            let observation = await observeDrain(services, store: store, runner: runner, logger: app.logger)
+            let (observation, askedDatabase) = await observeDrain(services, store: store, runner: runner)
             if observation != last {
                 app.logger.info(
                     "draining",
@@ -128,7 +128,8 @@ extension ChorusApp {
                 last = observation
             }
             if case .stop = progress.observe(observation, at: seconds(clock.now)) { break }
-            try? await Task.sleep(for: .milliseconds(200))
+            // The bridges are counted in memory; the calls' statuses, once no bridge is left, in the database: not as often.
+            try? await Task.sleep(for: .milliseconds(askedDatabase ? 500 : 200))
         }
         let outcome = progress.outcome ?? .interrupted
         let metadata: Logger.Metadata = [
@@ -143,12 +144,19 @@ extension ChorusApp {
         return outcome
     }
 
-    /// What the drain waits for now. Calls placed here whose final status was stored (answered elsewhere, or not at
-    /// all) stop counting; a database that does not answer counts as nothing awaited (the bound still holds).
-    private static func observeDrain(_ services: ChorusServices, store: ChorusStore, runner: JobRunner?, logger: Logger) async
-        -> DrainObservation
+    /// What the drain waits for now. While a bridge is open the drain waits anyway, so the database is not asked;
+    /// after, calls placed here whose final status was stored (their stream went to another instance, or they were not
+    /// answered) stop counting. A database that does not answer counts as nothing awaited (the bound still holds).
+    private static func observeDrain(_ services: ChorusServices, store: ChorusStore, runner: JobRunner?) async
+        -> (DrainObservation, askedDatabase: Bool)
     {
         let calls = services.bridges.drainSnapshot()
+        if calls.bridges > 0 {
+            let observation = DrainObservation(
+                callsInProgress: calls.bridges + calls.prepared.count, callsAwaitingFinalStatus: 0,
+                requestsInFlight: services.drain.requestsInFlight, jobsRunning: runner?.runningJobs ?? 0)
+            return (observation, false)
+        }
         var ringing = 0
         for callID in calls.prepared {
             if let call = try? await store.calls.call(id: callID), call.status.isTerminal {
@@ -159,10 +167,16 @@ extension ChorusApp {
         }
         var awaiting = 0
         for callID in calls.recentlyEnded {
-            if let call = try? await store.calls.call(id: callID), !call.status.isTerminal { awaiting += 1 }
+            guard let call = try? await store.calls.call(id: callID) else { continue }
+            if call.status.isTerminal {
+                services.bridges.finalStatusStored(callID: callID)
+            } else {
+                awaiting += 1
+            }
         }
-        return DrainObservation(
+        let observation = DrainObservation(
             callsInProgress: calls.bridges + ringing, callsAwaitingFinalStatus: awaiting, requestsInFlight: services.drain.requestsInFlight,
             jobsRunning: runner?.runningJobs ?? 0)
+        return (observation, !calls.prepared.isEmpty || !calls.recentlyEnded.isEmpty)
     }
 }

@@ -98,6 +98,7 @@ final class CallBridgeRegistry: Sendable {
         let now = ContinuousClock.now
         let prepared = state.withLockedValue { state -> Prepared? in
             state.ended[callID] = now
+            state.bridgeEnded[callID] = nil
             if state.ended.count > 1_000 { state.ended = state.ended.filter { now - $0.value < .seconds(300) } }
             return state.prepared.removeValue(forKey: callID)
         }
@@ -128,11 +129,17 @@ final class CallBridgeRegistry: Sendable {
     }
 
     /// What a draining instance waits for: the bridges open, the calls placed here still ringing (their sessions
-    /// prepared), and the calls whose bridge ended here in the last five minutes.
+    /// prepared), and the calls whose bridge ended here in the last five minutes without their final status arriving
+    /// here (``discard(callID:)`` or ``finalStatusStored(callID:)`` forgets them).
     func drainSnapshot() -> (bridges: Int, prepared: [Int], recentlyEnded: [Int]) {
         state.withLockedValue { state in
             (state.bridges.count, Array(state.prepared.keys), Array(state.bridgeEnded.keys))
         }
+    }
+
+    /// The call's final status is stored (another instance received it): a drain no longer waits for it.
+    func finalStatusStored(callID: Int) {
+        state.withLockedValue { _ = $0.bridgeEnded.removeValue(forKey: callID) }
     }
 
     /// Notes that `bridge` carries the call `callID` (its stream was accepted).
