@@ -30,7 +30,10 @@ extension ChorusServices {
         let metrics = PrometheusCollectorRegistry()
         let instruments = ChorusMetrics(
             registry: metrics,
-            budgets: [.voiceMessages: configuration.voiceMessages.limits.budget, .stories: configuration.stories.limits.budget])
+            budgets: [
+                .calls: configuration.callCosts.budget, .voiceMessages: configuration.voiceMessages.limits.budget,
+                .stories: configuration.stories.limits.budget,
+            ])
         let providerHealth = ProviderHealth(clock: options.clock, metrics: instruments)
         // Traces (issue 18): exported while the application runs (stopped by one of its last handlers) when configured.
         let tracing = try ChorusTracing.make(configuration.tracing, logger: app.logger)

@@ -227,6 +227,10 @@ struct MetricsTests {
                     #expect(Self.value(families, "chorus_feature_spend_usd", ["feature": feature.rawValue, "period": period]).map { $0 >= 0 } == true)
                 }
             }
+            // The call's realtime audio and phone minutes were metered against the Calls budget.
+            #expect((Self.value(families, "chorus_feature_spend_usd", ["feature": "calls", "period": "day"]) ?? 0) > 0)
+            #expect(Self.value(families, "chorus_feature_budget_usd", ["feature": "calls", "period": "day"]) == 250)
+            #expect(Self.value(families, "chorus_feature_budget_usd", ["feature": "calls", "period": "month"]) == 5_000)
             #expect(Self.value(families, "chorus_feature_budget_usd", ["feature": "voice_messages", "period": "day"]) == 12.5)
             #expect(Self.value(families, "chorus_feature_budget_usd", ["feature": "stories", "period": "month"]) == 300)
             #expect(Self.value(families, "chorus_feature_budget_usd", ["feature": "voice_messages", "period": "month"]) == 1_000)
