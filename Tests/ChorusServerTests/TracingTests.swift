@@ -161,6 +161,14 @@ struct TracingTests {
         ] {
             #expect(throws: ConfigurationError.self, "\(key)=\(value)") { try ChorusConfiguration.load(from: [key: value]) }
         }
+        // The standard variables swift-otel reads: gRPC (not built in, and fatal inside swift-otel) is refused before
+        // the exporter is made; HTTP is fine, and without an endpoint nothing is read.
+        let logger = Logger(label: "test")
+        for key in ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] {
+            #expect(throws: ConfigurationError.self) { try ChorusTracing.make(on.tracing, logger: logger, environment: [key: " GRPC "]) }
+            #expect(ChorusTracing.unsupportedOverrides(in: [key: "http/json"]).isEmpty)
+        }
+        #expect(try !ChorusTracing.make(.off, logger: logger, environment: ["OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"]).isExporting)
     }
 
     static func randomHex(bytes: Int) -> String {

@@ -30,8 +30,15 @@ public final class ChorusTracing: Sendable {
     /// The tracer `settings` ask for; its exporter (if any) does not run until ``start()``. swift-otel also reads the
     /// standard `OTEL_*` environment variables (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_TRACES_SAMPLER`...), which take
     /// precedence over these settings.
-    public static func make(_ settings: TracingSettings, logger: Logger) throws -> ChorusTracing {
+    ///
+    /// - Throws: ``ConfigurationError`` when an `OTEL_*` variable asks for OTLP/gRPC, which is not built in (swift-otel
+    ///   would stop the process); swift-otel's own errors (a certificate file that does not exist).
+    public static func make(
+        _ settings: TracingSettings, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> ChorusTracing {
         guard let tracesURL = settings.tracesURL else { return ChorusTracing(tracer: NoOpTracer(), exporter: nil) }
+        let problems = unsupportedOverrides(in: environment)
+        if !problems.isEmpty { throw ConfigurationError(problems: problems) }
         var configuration = OTel.Configuration.default
         configuration.serviceName = settings.serviceName
         configuration.diagnosticLogger = .custom(logger)
@@ -46,6 +53,14 @@ public final class ChorusTracing: Sendable {
         let backend = try OTel.makeTracingBackend(configuration: configuration)
         let exporter = ServiceGroup(configuration: ServiceGroupConfiguration(services: [backend.service], logger: logger))
         return ChorusTracing(tracer: backend.factory, exporter: exporter)
+    }
+
+    /// The standard variables swift-otel would read that this build cannot honour: a gRPC protocol.
+    static func unsupportedOverrides(in environment: [String: String]) -> [String] {
+        ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"].compactMap { key in
+            guard environment[key]?.trimmingCharacters(in: .whitespaces).lowercased() == "grpc" else { return nil }
+            return "\(key) is grpc: Chorus exports traces over OTLP/HTTP only (http/protobuf or http/json, CHORUS_OTEL_PROTOCOL)."
+        }
     }
 
     /// Starts exporting (once; nothing without an endpoint).
