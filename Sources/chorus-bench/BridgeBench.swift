@@ -244,6 +244,8 @@ struct ChorusBridgeBench {
                 "CHORUS_RATE_LIMITS": "off", "CHORUS_LOG_LEVEL": "error", "CHORUS_TWILIO_CALLS_PER_SECOND": "1000",
                 // Load runs at any hour and calls the same numbers again and again (issue 17's rules would refuse them).
                 "CHORUS_CALL_HOURS": "any", "CHORUS_CALLS_PER_NUMBER_PER_DAY": "off", "CHORUS_ACCOUNTS_PER_NUMBER_PER_WEEK": "off",
+                // What the calls cost is measured (issue 18), not limited.
+                "CHORUS_CALLS_DAILY_BUDGET_USD": "off", "CHORUS_CALLS_MONTHLY_BUDGET_USD": "off",
                 "CHORUS_TRIAL_CALL_SECONDS": String(Int(seconds) + 30),
                 "CHORUS_TWILIO_ACCOUNT_SID": accountSID, "CHORUS_TWILIO_AUTH_TOKEN": authToken,
                 "CHORUS_TWILIO_FROM_NUMBER": "+15005550006", "CHORUS_TWILIO_API_BASE_URL": sandbox.base,
@@ -392,6 +394,17 @@ struct ChorusBridgeBench {
                 "answer → first AI audio p50 \(LatencyPercentile.of(firstAudio, 50).map(String.init) ?? "n/a") ms  "
                     + "p90 \(LatencyPercentile.of(firstAudio, 90).map(String.init) ?? "n/a") ms  (\(firstAudio.count) calls; "
                     + "machine detection \(machineDetection ? "on" : "off"), \(opening))")
+            // What the calls cost (issue 18), from the metered rows: every realtime response and every call's started minutes.
+            let costs = try await services.meteredCallCosts(in: app)
+            let usd = { (micros: Int64) in String(format: "$%.4f", Double(micros) / 1_000_000) }
+            let callMinutes = callSeconds / 60
+            Swift.print(
+                "cost: realtime \(usd(costs.realtimeUSDMicros)) (\(costs.realtimeResponses) responses) + telephony \(usd(costs.telephonyUSDMicros)) "
+                    + "(\(costs.billedMinutes) billed minutes) = \(usd(costs.totalUSDMicros)) for \(costs.calls) calls; "
+                    + "per call \(costs.calls > 0 ? usd(costs.totalUSDMicros / Int64(costs.calls)) : "n/a"), per call-minute "
+                    + (callMinutes > 0 ? String(format: "$%.4f", Double(costs.totalUSDMicros) / 1_000_000 / callMinutes) : "n/a")
+                    + " (realtime " + (callMinutes > 0 ? String(format: "$%.4f", Double(costs.realtimeUSDMicros) / 1_000_000 / callMinutes) : "n/a")
+                    + String(format: " per call-minute over %.1f call-minutes)", callMinutes))
             if records.count != calls { Swift.print("warning: \(records.count) of \(calls) calls reached the emulator") }
             if steadyCPU == nil || steadyCPU! < 0 { Swift.print("warning: the calls were never all bridged at once; no steady-state CPU figure") }
         } catch {

@@ -154,6 +154,31 @@ struct CallCostTests {
         }
     }
 
+    @Test("a scheduled call that comes due with the Calls budget spent ends refused, nothing charged or dialed", arguments: TestDatabase.all)
+    func scheduledRefusal(_ database: TestDatabase) async throws {
+        let estimate = PriceTable.standard.callEstimateMicrodollars(
+            model: "gpt-realtime-2.1", telephonyProvider: "twilio", durationSeconds: PlanCatalog.standard.trial.durationLimitSeconds)
+        let budget = String(format: "%.6f", Double(estimate - 1) / 1_000_000)
+        let clock = TestClock()
+        try await TestServer.run(on: database, environment: ["CHORUS_CALLS_DAILY_BUDGET_USD": budget], options: .testing(clock: clock.closure)) { server in
+            let token = try await server.register().accessToken
+            let reply = try await server.request(
+                .POST, "/mobile/schedule-call", token: token,
+                json: ScheduleCallRequest(phoneNumber: "+14155557103", scenario: "default", scheduledTime: clock.now.addingTimeInterval(3_600)))
+            #expect(reply.status == 200, "scheduling spends nothing: \(reply.text)")
+            clock.advance(days: 1.0 / 24)
+            try await server.eventually("the schedule is refused") {
+                let list = try await server.request(.GET, "/mobile/scheduled-calls", token: token).decode(ScheduledCallsResponse.self)
+                return list.scheduledCalls.first?.status == "refused"
+            }
+            let list = try await server.request(.GET, "/mobile/scheduled-calls", token: token).decode(ScheduledCallsResponse.self)
+            #expect(list.scheduledCalls.first?.failureReason == "Calls have reached their daily spending limit. Please try again tomorrow.")
+            #expect(try await server.usage(token).trialCallsUsed == 0)
+            let dialed = try await server.request(.GET, "/sandbox/calls").json["calls"] as? [Any] ?? []
+            #expect(dialed.isEmpty)
+        }
+    }
+
     @Test("placements racing at the budget's edge: exactly the budget's worth of calls is admitted", arguments: TestDatabase.all)
     func racingPlacements(_ database: TestDatabase) async throws {
         let estimate = PriceTable.standard.callEstimateMicrodollars(

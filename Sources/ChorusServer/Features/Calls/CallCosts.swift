@@ -2,6 +2,8 @@ import ChorusCore
 import ChorusProviders
 import Foundation
 import Logging
+import SQLKit
+import Vapor
 
 /// What calls cost (issue 18), metered like every other provider use in `provider_usage` (feature `calls`, subject
 /// `call:<id>`, the call's user) and kept within the Calls budget:
@@ -124,4 +126,23 @@ struct CallCosts: Sendable {
 extension ChorusServices {
     /// What calls cost and the Calls budget.
     var callCosts: CallCosts { CallCosts(services: self) }
+
+    /// Every call's metered cost so far in `app`'s database, by kind (chorus-bench's cost per call-minute).
+    public func meteredCallCosts(in app: Application) async throws -> MeteredCallCosts {
+        try await store(app.db as! any SQLDatabase, on: app.eventLoopGroup.any()).metering.callCostTotals()
+    }
+}
+
+/// What the calls metered so far cost (``ChorusServices/meteredCallCosts(in:)``), micro-dollars.
+public struct MeteredCallCosts: Sendable, Equatable {
+    /// Calls with at least one metered row.
+    public var calls: Int
+    /// Realtime responses (`response.done`) and their cost.
+    public var realtimeResponses: Int
+    public var realtimeUSDMicros: Int64
+    /// Answered calls' minutes, each started minute counted, and their cost.
+    public var billedMinutes: Int
+    public var telephonyUSDMicros: Int64
+
+    public var totalUSDMicros: Int64 { realtimeUSDMicros.addingReportingOverflow(telephonyUSDMicros).partialValue }
 }

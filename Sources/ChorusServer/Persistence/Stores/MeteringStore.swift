@@ -146,6 +146,31 @@ struct MeteringStore: StoreArea {
         }
     }
 
+    /// Every call's metered realtime responses and telephony minutes so far.
+    func callCostTotals() async throws -> MeteredCallCosts {
+        var totals = MeteredCallCosts(calls: 0, realtimeResponses: 0, realtimeUSDMicros: 0, billedMinutes: 0, telephonyUSDMicros: 0)
+        let rows = try await reader.raw(
+            """
+            SELECT operation, audio_ms, usd_micros FROM provider_usage
+            WHERE feature = \(bind: MeteredFeature.calls.rawValue) AND operation IN ('realtime', 'telephony')
+            """
+        ).all()
+        for row in rows {
+            let micros = try row.decode(column: "usd_micros", as: Int64.self)
+            if try row.string("operation") == MeteredOperation.realtime.rawValue {
+                totals.realtimeResponses += 1
+                totals.realtimeUSDMicros = totals.realtimeUSDMicros.addingReportingOverflow(micros).partialValue
+            } else {
+                totals.billedMinutes += PriceTable.billedMinutes(seconds: Double(try row.decode(column: "audio_ms", as: Int64.self)) / 1_000)
+                totals.telephonyUSDMicros = totals.telephonyUSDMicros.addingReportingOverflow(micros).partialValue
+            }
+        }
+        totals.calls = try await reader.raw(
+            "SELECT COUNT(DISTINCT subject) AS calls FROM provider_usage WHERE feature = \(bind: MeteredFeature.calls.rawValue) AND operation IN ('realtime', 'telephony')"
+        ).first()?.int("calls") ?? 0
+        return totals
+    }
+
     /// The metered cost of each of `callIDs` (`call:<id>` subjects), micro-dollars; calls with no rows are absent.
     func callCosts(_ callIDs: [Int]) async throws -> [Int: Int64] {
         guard !callIDs.isEmpty else { return [:] }
