@@ -99,7 +99,12 @@ struct SandboxCommand: AsyncParsableCommand {
         func random(_ count: Int) -> String { String((0..<count).map { _ in "0123456789abcdef".randomElement()! }) }
         let sid = accountSid ?? "AC" + random(32)
         let token = authToken ?? random(32)
-        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
+        // The status callbacks and TwiML fetches of every call go to one host (the server, or the balancer in front of
+        // several): AsyncHTTPClient's default of 8 connections per host made them time out in the pool beyond a few
+        // dozen concurrent calls (Twilio error 11200 and lost callbacks).
+        var clientConfiguration = HTTPClient.Configuration()
+        clientConfiguration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 1_024)
+        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         let twilio = SandboxTwilio(
             accountSID: sid, authToken: token, httpClient: httpClient,
             timing: SandboxTwilio.Timing(ringDelay: .milliseconds(Int(ringSeconds * 1000)), talkDuration: .milliseconds(Int(talkSeconds * 1000))),
