@@ -37,7 +37,7 @@ struct Cluster: AsyncParsableCommand {
     var calls = 200
 
     @ArgumentParser.Option(help: "How long each callee stays on the line, in seconds.")
-    var callSeconds = 10.0
+    var callSeconds = 20.0
 
     @ArgumentParser.Option(
         help: "Calls each caller account places, all at once (its trial allowance, CHORUS_TRIAL_CALLS; fewer accounts: bcrypt makes each cost ~0.3 s).")
@@ -92,14 +92,20 @@ struct Cluster: AsyncParsableCommand {
             options: self, adminURL: postgres, s3: s3, nginxPath: nginxPath, psqlPath: psql)
         let failures = await run.execute()
         if failures.isEmpty {
-            print("cluster: every check passed")
+            say("cluster: every check passed")
             run.removeDirectory()
         } else {
-            for failure in failures { print("FAILED: \(failure)") }
-            print("cluster: \(failures.count) check(s) failed; logs in \(run.directory.path)")
+            for failure in failures { say("FAILED: \(failure)") }
+            say("cluster: \(failures.count) check(s) failed; logs in \(run.directory.path)")
             throw ExitCode(1)
         }
     }
+}
+
+/// Prints a line and flushes it: progress shows line by line also when the output is a CI log file.
+func say(_ text: String) {
+    print(text)
+    fflush(nil)
 }
 
 /// Executables and PostgreSQL through `psql`.
@@ -232,12 +238,12 @@ final class ClusterRun: @unchecked Sendable {
     func removeDirectory() { try? FileManager.default.removeItem(at: directory) }
 
     func fail(_ message: String) {
-        print("  ✘ \(message)")
+        say("  ✘ \(message)")
         failures.append(message)
     }
 
     func check(_ condition: Bool, _ message: @autoclosure () -> String, passed: @autoclosure () -> String) {
-        if condition { print("  ✔ \(passed())") } else { fail(message()) }
+        if condition { say("  ✔ \(passed())") } else { fail(message()) }
     }
 
     /// The whole run; returns the failed checks (an error that stops the run is one of them).
@@ -316,7 +322,7 @@ final class ClusterRun: @unchecked Sendable {
     }
 
     func start() async throws {
-        print("cluster: directory \(directory.path)")
+        say("cluster: directory \(directory.path)")
         _ = try psql("CREATE DATABASE \(database)", url: adminURL)
         let (bucketStatus, bucketBody) = try await http.send(.PUT, "\(s3)/\(bucket)")
         guard (200..<300).contains(bucketStatus) else {
@@ -358,7 +364,7 @@ final class ClusterRun: @unchecked Sendable {
             environment: ProcessInfo.processInfo.environment, log: directory.appendingPathComponent("nginx.out"))
         try await waitHealthy(balancer, nginxProcess!)
         try await waitHealthy("http://127.0.0.1:\(singlePort)", nginxProcess!)
-        print("cluster: sandbox \(sandboxBase), instances \(ports.map(String.init).joined(separator: ", ")), nginx \(balancerPort) (all three) and \(singlePort) (instance 0 alone), database \(database)")
+        say("cluster: sandbox \(sandboxBase), instances \(ports.map(String.init).joined(separator: ", ")), nginx \(balancerPort) (all three) and \(singlePort) (instance 0 alone), database \(database)")
     }
 
     var nginxConfiguration: URL { directory.appendingPathComponent("nginx.conf") }
@@ -481,7 +487,7 @@ final class ClusterRun: @unchecked Sendable {
     func scenario() async throws {
         let callSeconds = options.callSeconds
         let callerCount = (options.calls + options.callsPerAccount - 1) / options.callsPerAccount
-        print("cluster: preparing \(callerCount) callers, \(options.scheduled) schedulers, 12 group members, \(options.stories) storytellers…")
+        say("cluster: preparing \(callerCount) callers, \(options.scheduled) schedulers, 12 group members, \(options.stories) storytellers…")
         let clock = ContinuousClock()
         let preparing = clock.now
         let callers = try await register(balancer, "caller", count: callerCount)
@@ -489,10 +495,10 @@ final class ClusterRun: @unchecked Sendable {
         let schedulers = try await register(balancer, "scheduler", count: options.scheduled)
         let members = try await register(balancer, "member", count: 12)
         let tellers = try await register(balancer, "teller", count: options.stories)
-        print(String(format: "cluster: %d accounts registered through nginx in %.1f s", callers.count + schedulers.count + members.count + tellers.count, (clock.now - preparing).seconds))
+        say(String(format: "cluster: %d accounts registered through nginx in %.1f s", callers.count + schedulers.count + members.count + tellers.count, (clock.now - preparing).seconds))
 
-        // The callees: they say hello, answer, and hang up after --call-seconds.
-        let script = #"{"behavior":"answer","lines":["Hello?","Sure, go on.","Okay, thanks, bye."],"first_line_after_ms":300,"reply_after_ms":600,"hangup_after_seconds":\#(callSeconds)}"#
+        // The callees: they say hello and answer; the sandbox's --talk-seconds (--call-seconds) hangs up for them.
+        let script = #"{"behavior":"answer","lines":["Hello?","Sure, go on.","Okay, thanks, bye."],"first_line_after_ms":300,"reply_after_ms":600}"#
         let numbers = (0..<(options.calls + options.scheduled)).map { "+1415610" + String(format: "%04d", $0) }
         for number in numbers {
             _ = try await http.object(.PUT, sandboxBase + "/callees/" + number.replacingOccurrences(of: "+", with: "%2B"), json: script)
@@ -519,15 +525,7 @@ final class ClusterRun: @unchecked Sendable {
         let observer = JobObserver(run: self)
         observer.start()
 
-        // Go: stories, scheduled calls, and every call at once.
-        var storyIDs: [(Account, String)] = []
-        for (teller, hero) in zip(tellers, heroes) {
-            let story = try await http.object(
-                .POST, balancer + "/stories",
-                json: #"{"hero_id":"\#(hero)","event_id":"birthday","length_minutes":5,"language":"en","voice":"coral","illustration_count":2}"#,
-                token: teller.token)
-            storyIDs.append((teller, story["id"] as? String ?? ""))
-        }
+        // Go: scheduled calls, and every call at once.
         let scheduledAt = ISO8601DateFormatter().string(from: Date().addingTimeInterval(4))
         var scheduleIDs: [(Account, Int)] = []
         for (index, scheduler) in schedulers.enumerated() {
@@ -575,7 +573,9 @@ final class ClusterRun: @unchecked Sendable {
             if bridged >= options.calls { break }
             try await Task.sleep(for: .milliseconds(250))
         }
-        let jobDeadline = clock.now + .seconds(min(5, callSeconds / 3))
+        // The stories start while the calls run, so the instance to kill is likely to hold one of their jobs.
+        let storyIDs = try await startStories(tellers: tellers, heroes: heroes)
+        let jobDeadline = clock.now + .seconds(min(8, callSeconds / 3))
         var leasedAtKill: [Int] = []
         while clock.now < jobDeadline {
             leasedAtKill = victimOwner.map { owner in observer.running().filter { $0.owner == owner }.map(\.id) } ?? []
@@ -586,7 +586,7 @@ final class ClusterRun: @unchecked Sendable {
         let killedAt = clock.now
         observer.killed(owner: victimOwner)
         let streamsBeforeKill = Self.bridgedCalls(in: instances[victim]?.logText() ?? "").intersection(callSIDs)
-        print(
+        say(
             "cluster: SIGKILL instance \(victim) (\(victimOwner ?? "worker unknown")) with \(bridged) of \(options.calls) calls bridged, \(streamsBeforeKill.count) of them "
                 + "on it, \(leasedAtKill.count) job(s) leased to it")
 
@@ -618,6 +618,18 @@ final class ClusterRun: @unchecked Sendable {
         for index in instances.indices { try await waitHealthy("http://127.0.0.1:\(ports[index])", instances[index]!) }
     }
 
+    func startStories(tellers: [Account], heroes: [String]) async throws -> [(Account, String)] {
+        var storyIDs: [(Account, String)] = []
+        for (teller, hero) in zip(tellers, heroes) {
+            let story = try await http.object(
+                .POST, balancer + "/stories",
+                json: #"{"hero_id":"\#(hero)","event_id":"birthday","length_minutes":5,"language":"en","voice":"coral","illustration_count":2}"#,
+                token: teller.token)
+            storyIDs.append((teller, story["id"] as? String ?? ""))
+        }
+        return storyIDs
+    }
+
     /// The worker name an instance's job runner logged at start.
     static func workerName(in log: String) -> String? {
         guard let line = log.split(separator: "\n").first(where: { $0.contains("job worker started") }),
@@ -647,18 +659,37 @@ final class ClusterRun: @unchecked Sendable {
             direct.count == options.calls && completed.count == options.calls,
             "\(completed.count) of \(options.calls) calls completed (\(direct.count) recorded; statuses \(Dictionary(grouping: direct, by: { $0[2] }).mapValues(\.count)))",
             passed: "all \(options.calls) calls completed")
-        // Charged once: one call per caller, charged; usage counts charged calls.
+        // Charged once: one row per placement, and what each account's usage says it used is its charged calls (a call
+        // the provider refused is given back; an answered call stays charged, once).
         let perUser = Dictionary(grouping: records, by: { $0[0] })
         var expected: [String: Int] = [:]
         for index in 0..<options.calls { expected[callers[index / options.callsPerAccount].userID, default: 0] += 1 }
         for scheduler in schedulers { expected[scheduler.userID, default: 0] += 1 }
-        let wrong = expected.filter { userID, count in
+        var wrong: [String] = []
+        let http = http
+        let balancer = balancer
+        let usages = try await withThrowingTaskGroup(of: (String, Int?).self) { group in
+            for account in callers + schedulers {
+                group.addTask {
+                    let usage = try await http.object(.GET, balancer + "/mobile/usage-stats", token: account.token)
+                    return (account.userID, usage["trial_calls_used"] as? Int)
+                }
+            }
+            return try await group.reduce(into: [String: Int?]()) { $0[$1.0] = $1.1 }
+        }
+        for (userID, count) in expected {
             let calls = perUser[userID] ?? []
-            return calls.count != count || calls.filter({ $0[3] == "charged" }).count != count
+            let charged = calls.filter { $0[3] == "charged" }.count
+            let completedUncharged = calls.filter { $0[2] == "completed" && $0[3] != "charged" }.count
+            let used = usages[userID] ?? nil
+            if calls.count != count || used != charged || completedUncharged > 0 {
+                wrong.append("\(calls.count) rows for \(count) placements, \(charged) charged, usage says \(used.map(String.init) ?? "nothing")")
+            }
         }
         check(
-            wrong.isEmpty, "\(wrong.count) of \(expected.count) callers were not charged exactly once per call",
-            passed: "each of the \(options.calls + schedulers.count) calls is recorded once and charged once (\(expected.count) accounts)")
+            wrong.isEmpty, "\(wrong.count) of \(expected.count) accounts were not charged exactly once per call: \(wrong.prefix(3))",
+            passed: "each of the \(options.calls + schedulers.count) calls is recorded once and charged at most once; each account's usage-stats "
+                + "(\(expected.count), through nginx) counts exactly its charged calls")
         // Calls bridged on the survivors ran their full length; those on the killed instance ended with it.
         let onVictim = direct.filter { bridgedOnVictim.contains($0[1]) }
         let onSurvivors = direct.filter { !bridgedOnVictim.contains($0[1]) }
@@ -668,19 +699,9 @@ final class ClusterRun: @unchecked Sendable {
             "\(short.count) of the \(onSurvivors.count) calls on the surviving instances ended early (durations \(short.prefix(5).map { $0[4] }), reasons \(Set(short.map { $0[5] })))",
             passed: "the \(onSurvivors.count) calls on the surviving instances ran their full \(Int(callSeconds)) s")
         let victimDurations = onVictim.compactMap { Int($0[4]) }.sorted()
-        print(
+        say(
             "  · \(onVictim.count) calls were bridged on the killed instance (killed \(String(format: "%.1f", killedAfter)) s after placing): ended "
                 + "\(Set(onVictim.map { $0[5] }).sorted()), durations \(victimDurations.first ?? 0)–\(victimDurations.last ?? 0) s")
-        // Their usage as the API reports it: one trial call used, whichever instance answers.
-        if let sample = callers.first {
-            let (_, body) = try await http.send(.GET, balancer + "/mobile/usage-stats", token: sample.token)
-            let usage = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
-            let placedBySample = min(options.callsPerAccount, options.calls)
-            check(
-                (usage?["trial_calls_used"] as? Int) == placedBySample,
-                "usage-stats of a caller says \(usage?["trial_calls_used"] ?? "nothing") trial calls used, not \(placedBySample)",
-                passed: "usage-stats through nginx: \(placedBySample) trial calls used for the \(placedBySample) placed at once")
-        }
     }
 
     func checkScheduled(_ schedules: [(Account, Int)]) throws {
@@ -767,7 +788,7 @@ final class ClusterRun: @unchecked Sendable {
             latencies.append((clock.now - sent).seconds)
         }
         let sorted = latencies.sorted()
-        print(
+        say(
             String(
                 format: "  · %d messages to %d sockets on %d instance(s): slowest socket p50 %.1f ms, max %.1f ms from the send request",
                 range.count, expecting.count, Set(expecting.map { sockets[$0].instance }).count, (sorted.isEmpty ? 0 : sorted[sorted.count / 2]) * 1000,
@@ -837,7 +858,7 @@ final class ClusterRun: @unchecked Sendable {
             return
         }
         if leasedAtKill.isEmpty {
-            print("  · the killed instance held no job when it died: no takeover to check")
+            say("  · the killed instance held no job when it died: no takeover to check")
             return
         }
         let takenOver = observer.takenOver(leasedAtKill, from: victimOwner)
@@ -852,7 +873,7 @@ final class ClusterRun: @unchecked Sendable {
     // MARK: Throughput
 
     func throughput() async throws {
-        print("cluster: check-call-permission, \(options.concurrency) connections, \(options.seconds) s each")
+        say("cluster: check-call-permission, \(options.concurrency) connections, \(options.seconds) s each")
         let tokens = loadTokens
         var results: [(String, API.Result)] = []
         results.append(("PostgreSQL, 1 instance via nginx", try await measure(port: singlePort, tokens: tokens)))
@@ -874,12 +895,12 @@ final class ClusterRun: @unchecked Sendable {
             throw error
         }
         await sqlite.stop()
-        print("configuration                           req/s   p50 ms   p99 ms   errors")
+        say("configuration                           req/s   p50 ms   p99 ms   errors")
         for (name, result) in results {
-            print(name.padding(toLength: 36, withPad: " ", startingAt: 0) + String(format: "%9.0f %8.2f %8.2f %8d", result.rate, result.p50, result.p99, result.errors))
+            say(name.padding(toLength: 36, withPad: " ", startingAt: 0) + String(format: "%9.0f %8.2f %8.2f %8d", result.rate, result.p50, result.p99, result.errors))
         }
         if results.count >= 2, results[0].1.rate > 0 {
-            print(
+            say(
                 String(
                     format: "scale-out ratio 3 vs 1 instance: %.2f× (2 cores shared by nginx, three servers, PostgreSQL and the load generator bound it)",
                     results[1].1.rate / results[0].1.rate))
