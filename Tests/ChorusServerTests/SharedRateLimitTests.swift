@@ -7,7 +7,7 @@ import Testing
 
 /// Issue 18: the rate limits that guard money or accounts (`auth`: sign-up, sign-in, refresh, the console's sign-in;
 /// `calls`: make-call, schedule-call) hold across instances sharing one database: two instances allow the configured
-/// total, not twice it, and requests racing at the limit on both admit exactly the limit.
+/// total, not twice it, and requests racing at the limit on two or three instances admit exactly the limit.
 @Suite struct SharedRateLimitTests {
     /// A clock one second into a whole hour, so a test's requests (seconds long) fall in one window of an hour or less.
     static func alignedClock() -> TestClock {
@@ -18,30 +18,31 @@ import Testing
         return clock
     }
 
-    /// Two instances on one fresh database with `limits` (`CHORUS_RATE_LIMITS`) and one clock; always stopped.
-    static func twoInstances(
-        _ database: TestDatabase, limits: String, clock: TestClock = alignedClock(), _ body: (TestServer, TestServer) async throws -> Void
+    /// `count` instances on one fresh database with `limits` (`CHORUS_RATE_LIMITS`) and one clock; always stopped.
+    static func instances(
+        _ database: TestDatabase, count: Int, limits: String, clock: TestClock = alignedClock(), _ body: ([TestServer]) async throws -> Void
     ) async throws {
         let provisioned = try database.make()
         defer { provisioned.drop() }
         let environment = ["CHORUS_RATE_LIMITS": limits]
-        let first = try await TestServer.start(database: provisioned, environment: environment, options: .testing(clock: clock.closure))
-        let second: TestServer
+        var servers: [TestServer] = []
         do {
-            second = try await TestServer.start(database: provisioned, environment: environment, options: .testing(clock: clock.closure))
+            for _ in 0..<count {
+                servers.append(try await TestServer.start(database: provisioned, environment: environment, options: .testing(clock: clock.closure)))
+            }
+            try await body(servers)
         } catch {
-            await first.stop()
+            for server in servers { await server.stop() }
             throw error
         }
-        do {
-            try await body(first, second)
-        } catch {
-            await first.stop()
-            await second.stop()
-            throw error
-        }
-        await first.stop()
-        await second.stop()
+        for server in servers { await server.stop() }
+    }
+
+    /// Two instances on one fresh database (``instances(_:count:limits:clock:_:)``).
+    static func twoInstances(
+        _ database: TestDatabase, limits: String, clock: TestClock = alignedClock(), _ body: (TestServer, TestServer) async throws -> Void
+    ) async throws {
+        try await instances(database, count: 2, limits: limits, clock: clock) { servers in try await body(servers[0], servers[1]) }
     }
 
     static func store(_ server: TestServer) -> ChorusStore {
@@ -75,12 +76,12 @@ import Testing
         }
     }
 
-    @Test("sign-in attempts racing on two instances at the limit admit exactly the limit", arguments: TestDatabase.all)
+    @Test("sign-in attempts racing on three instances at the limit admit exactly the limit", arguments: TestDatabase.all)
     func signInRace(_ database: TestDatabase) async throws {
-        try await Self.twoInstances(database, limits: "auth=10/3600") { first, second in
+        try await Self.instances(database, count: 3, limits: "auth=10/3600") { servers in
             let replies = try await withThrowingTaskGroup(of: TestServer.Reply.self) { group in
                 for index in 0..<40 {
-                    group.addTask { try await Self.login(index.isMultiple(of: 2) ? first : second) }
+                    group.addTask { try await Self.login(servers[index % 3]) }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }

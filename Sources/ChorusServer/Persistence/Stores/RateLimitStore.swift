@@ -34,14 +34,7 @@ struct RateLimitStore: StoreArea {
         ).all().count
     }
 
-    /// The requests counted in the window of `key` that starts at `windowStart` (tests, diagnostics).
-    func hits(key: String, windowStart: Int64) async throws -> Int {
-        try await reader.raw(
-            "SELECT hits FROM rate_limit_windows WHERE limit_key = \(bind: key) AND window_start = \(bind: windowStart)"
-        ).first().map { try $0.int("hits") } ?? 0
-    }
-
-    /// How many windows are stored (tests, diagnostics).
+    /// How many windows are stored (the sweep's test).
     func windowCount() async throws -> Int {
         try await reader.raw("SELECT COUNT(*) AS n FROM rate_limit_windows").first().map { try $0.int("n") } ?? 0
     }
