@@ -1,5 +1,6 @@
 import ChorusAPI
 import ChorusCore
+import ChorusProviders
 import ChorusTestSupport
 import Foundation
 import SQLKit
@@ -176,6 +177,26 @@ struct CallCostTests {
             #expect(try await server.usage(token).trialCallsUsed == 0)
             let dialed = try await server.request(.GET, "/sandbox/calls").json["calls"] as? [Any] ?? []
             #expect(dialed.isEmpty)
+        }
+    }
+
+    /// A phone service that refuses every call.
+    struct RefusingTelephony: Telephony {
+        func placeCall(_ request: OutboundCallRequest) async throws -> PlacedCall {
+            throw TelephonyError.rejected(httpStatus: 400, code: 21_215, message: "Geo permissions")
+        }
+        func hangUp(callSid: String) async throws {}
+        func callStatus(callSid: String) async throws -> ProviderCallStatus { throw TelephonyError.unavailable("down") }
+    }
+
+    @Test("a call the phone service refuses gives its Calls budget reservation back", arguments: TestDatabase.all)
+    func refusedCallGivesReservationBack(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database, options: ChorusApp.Options.testing().fake(\.telephony, RefusingTelephony())) { server in
+            let token = try await server.register().accessToken
+            #expect(try await server.makeCall(token, to: "+14155557104").status == 502)
+            #expect(try await Self.callsSpendToday(server) == 0)
+            let sql = server.app.db as! any SQLDatabase
+            #expect(try await sql.raw("SELECT COUNT(*) AS n FROM call_spend_reservations").first()?.decode(column: "n", as: Int64.self) == 0)
         }
     }
 

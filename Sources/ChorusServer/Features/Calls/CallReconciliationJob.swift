@@ -28,7 +28,6 @@ struct CallReconciliationJob {
         guard let sid = call.callSid else {
             if try await store.calls.releaseCall(id: id, now: services.now()) { services.instruments.callsReleased(1) }
             logger.warning("released a call that never reached the provider", metadata: ["call_id": .stringConvertible(id)])
-            try await store.metering.settleCallSpend(callID: id)
             return
         }
         let reported: ProviderCallStatus

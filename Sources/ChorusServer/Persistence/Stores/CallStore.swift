@@ -140,6 +140,9 @@ struct CallStore: StoreArea {
                     try await tx.usageLimits.refundAdmission(scope: UsageLimitStore.trialCallsScope, period: UsageLimitStore.admissionDay(try row.date("created_at")))
                 }
             }
+            // A call that never reached the phone network spends nothing: its Calls budget reservation is given back
+            // (issue 18), whichever path released it (placement, an abandoned request, reconciliation).
+            if row != nil { try await tx.metering.settleCallSpend(callID: id) }
             return row != nil
         }
     }
