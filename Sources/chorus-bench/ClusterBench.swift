@@ -303,11 +303,11 @@ final class ClusterRun: @unchecked Sendable {
 
     /// Starts instance `index` on its port; `logLevel` info during the scenario (the bench reads which calls each
     /// instance bridged from its log), warning under load (a log line per request would be measured too).
-    func startInstance(_ index: Int, logLevel: String = "info", logName: String? = nil) async throws {
+    func startInstance(_ index: Int, logLevel: String = "info", logName: String? = nil, rateLimits: String = "off") async throws {
         let data = directory.appendingPathComponent("instance-\(index)")
         let child = try ClusterChild(
             name: "instance \(index)", executable: chorus, arguments: ["serve", "--hostname", "127.0.0.1", "--port", String(ports[index])],
-            environment: instanceEnvironment(dataDirectory: data).merging(["CHORUS_LOG_LEVEL": logLevel]) { $1 },
+            environment: instanceEnvironment(dataDirectory: data).merging(["CHORUS_LOG_LEVEL": logLevel, "CHORUS_RATE_LIMITS": rateLimits]) { $1 },
             log: directory.appendingPathComponent(logName ?? "instance-\(index).log"))
         instances[index] = child
     }
@@ -614,8 +614,56 @@ final class ClusterRun: @unchecked Sendable {
 
         // The killed instance comes back (same port) and the others restart with it, quieter, for the throughput figures.
         for index in instances.indices where index != victim { await instances[index]?.stop() }
-        for index in instances.indices { try await startInstance(index, logLevel: "warning", logName: "instance-\(index)-load.log") }
+        for index in instances.indices {
+            try await startInstance(index, logLevel: "warning", logName: "instance-\(index)-load.log", rateLimits: Self.sharedLimits)
+        }
         for index in instances.indices { try await waitHealthy("http://127.0.0.1:\(ports[index])", instances[index]!) }
+        try await checkSharedLimits(scheduler: schedulers.first)
+    }
+
+    /// The limits the restarted instances run with: sign-in/sign-up and call placement low enough to count, the
+    /// per-user flood guard out of the throughput figures' way.
+    static let sharedLimits = "user=1000000/60,calls=2/60,auth=8/60"
+
+    /// The limits that guard money and accounts hold across instances: requests spread over the three by nginx admit
+    /// the configured limit once, not once per instance.
+    func checkSharedLimits(scheduler: Account?) async throws {
+        // Windows are whole minutes: start early in one, so the requests do not straddle two.
+        let second = Int(Date().timeIntervalSince1970) % 60
+        if second > 40 { try await Task.sleep(for: .seconds(61 - second)) }
+        let http = http
+        let balancer = balancer
+        let email = "nobody-\(ChorusBridgeBench.randomHex(6))@cluster.test"
+        let signIns = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<24 {
+                group.addTask {
+                    try await http.send(.POST, balancer + "/auth/login", json: #"{"email":"\#(email)","password":"wrong-password"}"#).0
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        let signInsAdmitted = signIns.filter { $0 != 429 }.count
+        check(
+            signInsAdmitted == 8, "auth=8/60 across 3 instances admitted \(signInsAdmitted) of 24 sign-ins (statuses \(Set(signIns).sorted()))",
+            passed: "auth=8/60 holds across the instances: 8 of 24 concurrent sign-ins through nginx admitted, 16 answered 429")
+        guard let scheduler else { return }
+        let when = ISO8601DateFormatter().string(from: Date().addingTimeInterval(86_400))
+        let schedules = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    try await http.send(
+                        .POST, balancer + "/mobile/schedule-call",
+                        json: #"{"phone_number":"+1415620\#(String(format: "%04d", index))","scenario":"default","scheduled_time":"\#(when)"}"#,
+                        token: scheduler.token
+                    ).0
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        let schedulesAdmitted = schedules.filter { $0 != 429 }.count
+        check(
+            schedulesAdmitted == 2, "calls=2/60 across 3 instances admitted \(schedulesAdmitted) of 8 schedule-calls (statuses \(Set(schedules).sorted()))",
+            passed: "calls=2/60 holds across the instances: 2 of 8 concurrent schedule-calls by one user admitted, 6 answered 429")
     }
 
     func startStories(tellers: [Account], heroes: [String]) async throws -> [(Account, String)] {
