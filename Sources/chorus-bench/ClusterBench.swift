@@ -357,10 +357,10 @@ final class ClusterRun: @unchecked Sendable {
         for index in 0..<3 { try await waitHealthy("http://127.0.0.1:\(ports[index])", instances[index]!) }
 
         try writeNginxConfiguration()
-        let (testStatus, _, testErrors) = try ClusterTools.run(nginxPath, ["-t", "-c", nginxConfiguration.path, "-p", directory.path])
+        let (testStatus, _, testErrors) = try ClusterTools.run(nginxPath, ["-t"] + nginxArguments)
         guard testStatus == 0 else { throw ValidationError("nginx -t refused the configuration: \(testErrors)") }
         nginxProcess = try ClusterChild(
-            name: "nginx", executable: nginxPath, arguments: ["-c", nginxConfiguration.path, "-p", directory.path, "-g", "daemon off;"],
+            name: "nginx", executable: nginxPath, arguments: nginxArguments + ["-g", "daemon off;"],
             environment: ProcessInfo.processInfo.environment, log: directory.appendingPathComponent("nginx.out"))
         try await waitHealthy(balancer, nginxProcess!)
         try await waitHealthy("http://127.0.0.1:\(singlePort)", nginxProcess!)
@@ -368,6 +368,12 @@ final class ClusterRun: @unchecked Sendable {
     }
 
     var nginxConfiguration: URL { directory.appendingPathComponent("nginx.conf") }
+
+    /// The configuration, the prefix and the error log in the run's directory (`-e`: nginx opens its default error log,
+    /// which a user other than root may not write, before it reads the configuration).
+    var nginxArguments: [String] {
+        ["-c", nginxConfiguration.path, "-p", directory.path + "/", "-e", directory.appendingPathComponent("nginx-error.log").path]
+    }
 
     /// Round robin over the instances, WebSocket upgrades passed through, no buffering (event streams, media), kept-alive
     /// upstream connections; a refused connection moves the request to the next instance.
