@@ -266,6 +266,40 @@ struct MetricsTests {
         #expect(Self.value(families, "chorus_call_first_audio_seconds_bucket", ["le": "0.75"]) == 1)
     }
 
+    @Test("open WebSockets and event streams are counted while open and released when closed", arguments: TestDatabase.all)
+    func openConnections(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database, environment: ["CHORUS_METRICS_TOKEN": Self.token]) { server in
+            let token = try await server.register().accessToken
+            let first = try await RealtimeClient.connect(baseURL: server.baseURL, token: token)
+            let second = try await RealtimeClient.connect(baseURL: server.baseURL, token: token)
+            // A call that keeps ringing (no callbacks), and its progress as an event stream.
+            try await server.setCallee("+14155557092", behavior: "busy", callbacks: false)
+            let placed = try await server.makeCall(token, to: "+14155557092").decode(MakeCallResponse.self)
+            let stream = EventStreamReader(
+                client: server.client, url: server.baseURL + "/mobile/calls/\(placed.callSid)/events", headers: [("Authorization", "Bearer \(token)")])
+            try await server.eventually("the stream's snapshot") { stream.received.contains { $0.name == "snapshot" } }
+
+            var families = try await Self.scrape(server)
+            #expect(Self.value(families, "chorus_open_connections", ["kind": "websocket"]) == 2)
+            #expect(Self.value(families, "chorus_open_connections", ["kind": "event_stream"]) == 1)
+            #expect((Self.value(families, "chorus_calls_in_progress") ?? 0) == 1, "the ringing call")
+
+            // Twilio reports the call busy: it ends (counted once, however often the callback comes), its stream with it.
+            let callID = try await server.request(.GET, "/mobile/calls/\(placed.callSid)", token: token).decode(CallHistoryItem.self).id
+            #expect(try await MoneyRaceTests.callback(server, callID: callID, sid: placed.callSid, status: "busy") == 204)
+            #expect(try await MoneyRaceTests.callback(server, callID: callID, sid: placed.callSid, status: "busy") == 204)
+            try await server.eventually("the stream ends") { stream.hasEnded }
+            await first.close()
+            await second.close()
+            try await server.eventually("the connections are released") { server.app.chorus.messaging.hub.admittedCount == 0 }
+            families = try await Self.scrape(server)
+            #expect(Self.value(families, "chorus_open_connections", ["kind": "websocket"]) == 0)
+            #expect(Self.value(families, "chorus_open_connections", ["kind": "event_stream"]) == 0)
+            #expect(Self.value(families, "chorus_calls_in_progress") == 0)
+            #expect(Self.value(families, "chorus_calls_ended_total", ["status": "busy", "ended_reason": "busy"]) == 1)
+        }
+    }
+
     @Test("a queued job shows in the queue gauges and its age; a gauge whose jobs are gone drops to 0")
     func jobQueueGauges() async throws {
         var options = ChorusApp.Options.testing()
