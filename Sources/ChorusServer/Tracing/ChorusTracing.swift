@@ -51,6 +51,14 @@ public final class ChorusTracing: Sendable {
         configuration.traces.otlpExporter.protocol = settings.otlpProtocol == .json ? .httpJSON : .httpProtobuf
         configuration.traces.sampler = .parentBasedTraceIDRatio(ratio: settings.sampleRatio) ?? .parentBasedAlwaysOn
         let backend = try OTel.makeTracingBackend(configuration: configuration)
+        // Where to, without a path or any credentials the URL may carry.
+        let collector = "\(tracesURL.scheme ?? "http")://\(tracesURL.host ?? "")\(tracesURL.port.map { ":\($0)" } ?? "")"
+        logger.notice(
+            "exporting traces over OTLP/HTTP",
+            metadata: [
+                "collector": .string(collector), "protocol": .string(settings.otlpProtocol.rawValue),
+                "service_name": .string(settings.serviceName), "sample_ratio": .stringConvertible(settings.sampleRatio),
+            ])
         let exporter = ServiceGroup(configuration: ServiceGroupConfiguration(services: [backend.service], logger: logger))
         return ChorusTracing(tracer: backend.factory, exporter: exporter)
     }
