@@ -96,6 +96,11 @@ struct TracingTests {
                 #expect(job.traceID != traceID)
                 #expect(job.attributes["chorus.job.kind"] == "reconcile_call")
                 #expect(exchange.kind == .client && exchange.attributes["chorus.provider"] == "twilio")
+                // Work outside any request starts its own trace: the startup model check's exchange with OpenAI (through
+                // ProviderHTTP), which the OpenAI emulator's request span continues.
+                let models = try #require(collector.spans.first { $0.name == "openai models.list" })
+                #expect(models.parentSpanID == nil && models.kind == .client && models.attributes["http.response.status_code"] == "200")
+                #expect(collector.spans.contains { $0.parentSpanID == models.spanID && $0.traceID == models.traceID && $0.kind == .server })
                 // Every exported request came as protobuf.
                 #expect(collector.contentTypes.allSatisfy { $0 == "application/x-protobuf" })
             }
