@@ -214,6 +214,12 @@ struct CLITests {
         let badPort = try Self.run(["sandbox", "--port", "99999"], environment: [:], in: directory)
         #expect(badPort.status != 0)
         #expect(badPort.output.contains("--port must be between 0 and 65535"))
+        // The talk time of answered calls (the cluster bench's calls end by it) is bounded like the server's setting.
+        for talk in ["-1", "86401", "nan"] {
+            let badTalk = try Self.run(["sandbox", "--port", "0", "--talk-seconds=\(talk)"], environment: [:], in: directory)
+            #expect(badTalk.status != 0, "--talk-seconds \(talk)")
+            #expect(badTalk.output.contains("--talk-seconds must be between 0 and 86400"), "\(badTalk.output)")
+        }
     }
 
     @Test("sandbox appstore purchase and notify against a running server; appstore verify on the purchase")
