@@ -143,8 +143,13 @@ extension Request {
         try Response.json(value, status: status)
     }
 
-    /// The client address (the peer; `X-Forwarded-For` is not trusted).
-    var clientIP: String { remoteAddress?.ipAddress ?? "unknown" }
+    /// The client address: the connecting peer, or, when the peer is one of `CHORUS_TRUSTED_PROXIES`, the address its
+    /// `X-Forwarded-For` names (``TrustedProxies``).
+    var clientIP: String {
+        let peer = remoteAddress?.ipAddress ?? "unknown"
+        return application.chorus.configuration.trustedProxies.clientAddress(
+            peer: peer, forwardedFor: headers[.xForwardedFor])
+    }
 }
 
 extension Response {

@@ -94,11 +94,12 @@ struct DeployUnitTests {
         #expect(configuration.publicURL.scheme == "https")
         #expect(configuration.dataDirectory.path == "/var/lib/chorus")
         #expect(configuration.database == .sqlite(path: "/var/lib/chorus/chorus.sqlite"))
-        // Behind nginx every client is 127.0.0.1: Chorus's per-address limits are off, nginx limits per client.
-        #expect(configuration.rateLimits.auth == nil)
-        #expect(configuration.rateLimits.user == ChorusConfiguration.RateLimits.standard.user)
-        #expect(configuration.rateLimits.calls == ChorusConfiguration.RateLimits.standard.calls)
-        #expect(configuration.admission.signupsPerAddress == nil && configuration.admission.signupsPerNetwork == nil)
+        // Behind nginx every peer is 127.0.0.1: the template trusts it, so the per-address limits keep their production
+        // defaults and count the client X-Forwarded-For names.
+        #expect(configuration.trustedProxies == TrustedProxies(list: "127.0.0.1,::1"))
+        #expect(configuration.trustedProxies.clientAddress(peer: "127.0.0.1", forwardedFor: ["198.51.100.7"]) == "198.51.100.7")
+        #expect(configuration.rateLimits == ChorusConfiguration.RateLimits.standard)
+        #expect(configuration.admission.signupsPerAddress == 5 && configuration.admission.signupsPerNetwork == 50)
 
         // The commented-out lines show the defaults: uncommented, they change nothing.
         let shown = Dictionary(lines.map { ($0.key, $0.value) }) { $1 }.merging(Self.filledIn) { $1 }

@@ -188,3 +188,49 @@ import Testing
         #expect(tiny.start == 5_000 && tiny.end == 5_001 && tiny.retryAfter == 1)
     }
 }
+
+/// `CHORUS_TRUSTED_PROXIES`: behind a trusted proxy the sign-in limit counts per client address its `X-Forwarded-For`
+/// names; from anyone else the header is ignored.
+@Suite struct TrustedProxyRateLimitTests {
+    static func login(_ server: TestServer, forwardedFor: String) async throws -> TestServer.Reply {
+        try await server.request(
+            .POST, "/auth/login", form: "username=nobody%40example.com&password=whatever1",
+            headers: [("X-Forwarded-For", forwardedFor)])
+    }
+
+    @Test("trusted proxy: each forwarded client has its own sign-in budget, shared by both instances", arguments: TestDatabase.all)
+    func perForwardedClient(_ database: TestDatabase) async throws {
+        let provisioned = try database.make()
+        defer { provisioned.drop() }
+        let environment = ["CHORUS_RATE_LIMITS": "auth=2/3600", "CHORUS_TRUSTED_PROXIES": "127.0.0.1, ::1"]
+        let clock = SharedRateLimitTests.alignedClock()
+        let first = try await TestServer.start(database: provisioned, environment: environment, options: .testing(clock: clock.closure))
+        let second = try await TestServer.start(database: provisioned, environment: environment, options: .testing(clock: clock.closure))
+        var statuses: [String: [Int]] = [:]
+        do {
+            for client in ["198.51.100.1", "198.51.100.2"] {
+                for server in [first, second, first] {
+                    // A client's own X-Forwarded-For entry (to the left) does not give it a new budget.
+                    let reply = try await Self.login(server, forwardedFor: "203.0.113.\(statuses[client, default: []].count), \(client)")
+                    statuses[client, default: []].append(reply.status)
+                }
+            }
+        } catch {
+            await first.stop(); await second.stop()
+            throw error
+        }
+        await first.stop()
+        await second.stop()
+        #expect(statuses["198.51.100.1"] == [401, 401, 429])
+        #expect(statuses["198.51.100.2"] == [401, 401, 429])
+    }
+
+    @Test("no trusted proxy: X-Forwarded-For is ignored and the peer's budget is spent", arguments: TestDatabase.all)
+    func headerIgnoredWithoutTrust(_ database: TestDatabase) async throws {
+        try await SharedRateLimitTests.instances(database, count: 1, limits: "auth=2/3600") { servers in
+            var statuses: [Int] = []
+            for index in 0..<3 { statuses.append(try await Self.login(servers[0], forwardedFor: "198.51.100.\(index)").status) }
+            #expect(statuses == [401, 401, 429])
+        }
+    }
+}

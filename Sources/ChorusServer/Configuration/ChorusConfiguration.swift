@@ -91,6 +91,9 @@ public struct ChorusConfiguration: Sendable {
     /// The bearer token a Prometheus scraper sends to `GET /metrics` (`CHORUS_METRICS_TOKEN`, at least 16 characters);
     /// `nil` (the default) turns the route off (404).
     public var metricsToken: String?
+    /// The reverse proxies whose `X-Forwarded-For` names the client (`CHORUS_TRUSTED_PROXIES`, addresses and CIDR
+    /// ranges; default none): the address sign-in, sign-up and console sign-in limits count per.
+    public var trustedProxies: TrustedProxies = .none
     /// Distributed tracing over OTLP (`CHORUS_OTEL_*`); off without an endpoint.
     public var tracing: TracingSettings = .off
     /// Seconds between two model lifecycle checks of OpenAI's model list (`CHORUS_MODEL_CHECK_INTERVAL_SECONDS`,

@@ -1,3 +1,4 @@
+import ChorusCore
 import ChorusProviders
 import Foundation
 import NIOCore
@@ -47,6 +48,7 @@ extension ChorusConfiguration {
         metricsToken = reader.value("CHORUS_METRICS_TOKEN", default: String?.none) { text -> String?? in
             text.utf8.count >= 16 ? .some(text) : nil
         }
+        trustedProxies = reader.value("CHORUS_TRUSTED_PROXIES", default: .none) { TrustedProxies(list: $0) }
         modelCheckInterval = reader.value("CHORUS_MODEL_CHECK_INTERVAL_SECONDS", default: 86_400) {
             TimeInterval($0).flatMap { $0 >= 1 && $0 <= 604_800 ? $0 : nil }
         }
