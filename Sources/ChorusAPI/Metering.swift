@@ -41,6 +41,23 @@ public struct FeatureUsage: Codable, Sendable, Equatable {
     }
 }
 
+/// What a story or a call cost at the providers so far: the total and its metered usage per operation and model, in
+/// micro-dollars.
+public struct UsageCostDTO: Codable, Sendable, Equatable {
+    public var usdMicros: Int64
+    public var items: [UsageItem]
+
+    public init(usdMicros: Int64, items: [UsageItem]) {
+        self.usdMicros = usdMicros
+        self.items = items
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case items
+        case usdMicros = "usd_micros"
+    }
+}
+
 /// The calls of one operation (`chat`, `speech`, `transcription`, `image`, `moderation`, `voice_clone`) with one model.
 public struct UsageItem: Codable, Sendable, Equatable {
     public var operation: String

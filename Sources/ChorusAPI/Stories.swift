@@ -421,22 +421,6 @@ public struct StoryIllustrationDTO: Codable, Sendable, Equatable {
     }
 }
 
-/// What a story cost at the providers so far.
-public struct StoryCostDTO: Codable, Sendable, Equatable {
-    public var usdMicros: Int64
-    public var items: [UsageItem]
-
-    public init(usdMicros: Int64, items: [UsageItem]) {
-        self.usdMicros = usdMicros
-        self.items = items
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case items
-        case usdMicros = "usd_micros"
-    }
-}
-
 /// `GET /stories/{id}`.
 public struct StoryDTO: Codable, Sendable, Equatable {
     public var id: String
@@ -455,14 +439,14 @@ public struct StoryDTO: Codable, Sendable, Equatable {
     public var scenes: [StorySceneDTO]
     public var audio: StoryAudioDTO?
     public var illustrations: [StoryIllustrationDTO]
-    public var cost: StoryCostDTO
+    public var cost: UsageCostDTO
     public var createdAt: Date
     public var updatedAt: Date
 
     public init(
         id: String, heroID: String?, heroName: String, eventTitle: String, language: String, voice: String, lengthMinutes: Int,
         illustrationCount: Int, stages: StoryStagesDTO, failure: String?, title: String?, content: String?, scenes: [StorySceneDTO],
-        audio: StoryAudioDTO?, illustrations: [StoryIllustrationDTO], cost: StoryCostDTO, createdAt: Date, updatedAt: Date
+        audio: StoryAudioDTO?, illustrations: [StoryIllustrationDTO], cost: UsageCostDTO, createdAt: Date, updatedAt: Date
     ) {
         self.id = id
         self.heroID = heroID

@@ -282,7 +282,7 @@ struct ConsoleController: RouteCollection {
         else { throw APIError.notFound("Call not found") }
         detail.call = Self.masked(detail.call)
         let costs = try await req.store.metering.subjectCosts(CallCosts.subject(id))
-        return ConsoleCallDetailDTO(detail: detail, cost: CallCostDTO(usdMicros: costs.clampedSum { $0.usdMicros }, items: costs.map(UsageItem.init)))
+        return ConsoleCallDetailDTO(detail: detail, cost: UsageCostDTO(usdMicros: costs.clampedSum { $0.usdMicros }, items: costs.map(UsageItem.init)))
     }
 
     /// A story: its stages, text, scenes, files and costs.

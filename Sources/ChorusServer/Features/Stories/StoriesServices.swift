@@ -140,7 +140,7 @@ extension ChorusServices {
                     usedFallbackPrompt: $0.usedFallback, url: $0.blobKey.map { stories.fileURL($0, now: now) },
                     timestampSeconds: timestamps[$0.number] ?? nil)
             },
-            cost: StoryCostDTO(usdMicros: costs.clampedSum { $0.usdMicros }, items: costs.map(UsageItem.init)),
+            cost: UsageCostDTO(usdMicros: costs.clampedSum { $0.usdMicros }, items: costs.map(UsageItem.init)),
             createdAt: story.createdAt, updatedAt: story.updatedAt)
     }
 
