@@ -80,7 +80,9 @@ extension ChorusServices {
         try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
 
         // Every provider call is metered for the feature it works for (users and request ids from the task's context).
-        let meterStore: @Sendable () -> ChorusStore = { [unowned app] in app.chorus.store(app.db as! any SQLDatabase, on: app.eventLoopGroup.any()) }
+        let meterStore: @Sendable () throws -> ChorusStore = { [unowned app] in
+            try app.chorus.store(of: app, on: app.eventLoopGroup.any(), logger: app.logger)
+        }
         func meter(_ feature: MeteredFeature, limits: ProductLimits) -> UsageMeter {
             UsageMeter(feature: feature, prices: configuration.prices, limits: limits, store: meterStore, clock: options.clock, logger: app.logger)
         }

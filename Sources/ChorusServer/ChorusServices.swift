@@ -74,6 +74,15 @@ public struct ChorusServices: Sendable {
         return store
     }
 
+    /// `app`'s database on `eventLoop`. Throws 503 once the application's databases have shut down (work that reached
+    /// a stopping instance after its shutdown timeout): an answer, never Fluent's force unwrap of a missing database.
+    func store(of app: Application, on eventLoop: any EventLoop, logger: Logger) throws -> ChorusStore {
+        guard let database = app.databases.database(logger: logger, on: eventLoop) as? any SQLDatabase else {
+            throw APIError.unavailable(retryAfter: 5, detail: "The server is stopping. Retry in 5 seconds.")
+        }
+        return store(database, on: eventLoop)
+    }
+
     func now() -> Date { clock() }
 
     /// Derives plans from stored subscriptions with the configured catalog.
@@ -118,8 +127,13 @@ extension Application {
 }
 
 extension Request {
-    /// The database, for this request's event loop.
-    var store: ChorusStore { application.chorus.store(db as! any SQLDatabase, on: eventLoop) }
+    /// The database, for this request's event loop. Throws 503 once the application's databases have shut down (a
+    /// request that reached a stopping instance after its shutdown timeout): an answer, never Fluent's force unwrap.
+    var store: ChorusStore {
+        get throws {
+            try application.chorus.store(of: application, on: eventLoop, logger: logger)
+        }
+    }
 
     /// Decodes a JSON body with the contract's date format; failures become 422 with field errors.
     func decodeJSON<T: Decodable>(_ type: T.Type) throws -> T {

@@ -14,6 +14,21 @@ struct HardeningTests {
         #expect(try await server.request(.GET, "/health").status == 200)
     }
 
+    @Test("a request that reaches an instance after its databases shut down gets 503, not Fluent's force unwrap", arguments: TestDatabase.all)
+    func requestAfterDatabasesShutDown(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database) { server in
+            let tokens = try await server.register()
+            // What a stopping instance looks like to a request its HTTP server let through after the shutdown timeout.
+            await server.app.databases.shutdownAsync()
+            let login = try await server.request(.POST, "/auth/login", form: "username=a%40example.com&password=whatever1")
+            #expect(login.status == 503, "\(login.text)")
+            #expect(login.detail == "The server is stopping. Retry in 5 seconds.")
+            #expect(login.headers.first(name: "Retry-After") == "5")
+            let usage = try await server.request(.GET, "/mobile/usage-stats", token: tokens.accessToken)
+            #expect(usage.status == 503, "\(usage.text)")
+        }
+    }
+
     @Test("a Range header up to Int64.max is answered, not trapped on", arguments: TestDatabase.all)
     func hugeRange(_ database: TestDatabase) async throws {
         try await TestServer.run(on: database) { server in

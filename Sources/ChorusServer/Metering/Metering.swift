@@ -36,7 +36,7 @@ struct UsageMeter: Sendable {
     let feature: MeteredFeature
     let prices: PriceTable
     let limits: ProductLimits
-    let store: @Sendable () -> ChorusStore
+    let store: @Sendable () throws -> ChorusStore
     let clock: @Sendable () -> Date
     let logger: Logger
 

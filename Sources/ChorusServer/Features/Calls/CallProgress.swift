@@ -44,7 +44,7 @@ extension CallsController {
             return (found, detail)
         }
         let (call, snapshot) = loaded
-        let store = req.store
+        let store = try req.store
         let sid = snapshot.call.callSid
         return stream.response { sse in
             try await sse.send("snapshot", CallProgressDTO(type: "snapshot", callSid: sid, detail: snapshot))

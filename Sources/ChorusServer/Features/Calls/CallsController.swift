@@ -29,8 +29,8 @@ struct CallsController: RouteCollection {
         user.on(API.Calls.deleteCustomScenario, use: deleteCustomScenario)
     }
 
-    private func placement(_ req: Request) -> CallPlacement {
-        CallPlacement(services: services, store: req.store, logger: req.logger)
+    private func placement(_ req: Request) throws -> CallPlacement {
+        CallPlacement(services: services, store: try req.store, logger: req.logger)
     }
 
     // MARK: Usage
@@ -99,7 +99,7 @@ struct CallsController: RouteCollection {
 
     /// make-call without the rate limit or idempotency (shared with the development endpoints).
     func placeCall(_ req: Request, userID: String, body: MakeCallRequest, free: Bool) async throws -> MakeCallResponse {
-        let placement = placement(req)
+        let placement = try placement(req)
         let scenario = try await placement.resolveScenario(body.scenario, userID: userID)
         let call = try await placement.place(userID: userID, phoneNumber: body.phoneNumber, scenario: scenario, free: free)
         let position = try await placement.position(userID: userID)
@@ -135,7 +135,7 @@ struct CallsController: RouteCollection {
         // Like make-call, a repeated Idempotency-Key replays the first answer: a retry never schedules a second call.
         let fingerprint = "schedule-call\n\(body.phoneNumber)\n\(body.scenario)\n\(body.scheduledTime.map(ChorusJSON.formatDate) ?? "-")"
         return try await IdempotentResponder(services: services, store: req.store).respond(req, userID: user.id, fingerprint: fingerprint) {
-            let placement = placement(req)
+            let placement = try placement(req)
             let scenario = try await placement.resolveScenario(body.scenario, userID: user.id)
             try await placement.screen(scenario, userID: user.id)  // and again when the call is placed (issue 17)
             _ = try await placement.requirePermission(userID: user.id, scenario: scenario)

@@ -62,7 +62,7 @@ struct MediaStreamController: RouteCollection {
             throw APIError.detail(.forbidden, "Invalid Twilio signature")
         }
         let services = services
-        let store = req.store
+        let store = try req.store
         let logger = req.logger
         let response = Response(status: .switchingProtocols)
         response.upgrader = MediaStreamUpgrader { socket in

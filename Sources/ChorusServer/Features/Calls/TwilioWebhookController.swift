@@ -25,7 +25,7 @@ struct TwilioWebhookController: RouteCollection {
         guard let text = form["AnsweredBy"], !text.isEmpty else { throw APIError.invalid("AnsweredBy", "Field required") }
         // A value Twilio adds later is treated as undecided: the call goes on.
         let answeredBy = AnsweredBy(rawValue: text) ?? .unknown
-        let store = req.store
+        let store = try req.store
         guard let callID = try req.query.get(Int?.self, at: "call_id"), let call = try await store.calls.call(id: callID),
             call.callSid == nil || call.callSid == sid
         else { throw APIError.notFound("Unknown call") }
@@ -64,7 +64,7 @@ struct TwilioWebhookController: RouteCollection {
         guard let status = CallStatus(known: statusText) else { throw APIError.invalid("CallStatus", "Unknown call status") }
         let callID = try req.query.get(Int?.self, at: "call_id")
         let duration = form["CallDuration"].flatMap { Int($0) }
-        let store = req.store
+        let store = try req.store
         let update = try await store.calls.applyCallStatus(
             callID: callID, callSid: sid, status: status, durationSeconds: duration, now: services.now()
         )

@@ -188,7 +188,7 @@ struct ConsoleController: RouteCollection {
         let token = req.cookies[Self.sessionCookie]?.string ?? ""
         let stream = HubEventStream(hub: services.messaging.hub, key: ChorusServices.consoleCallsChannel)
         let services = services
-        let store = req.store
+        let store = try req.store
         return stream.response { sse in
             var lastSent = ContinuousClock.now - .seconds(1)
             var pending = false
@@ -252,7 +252,7 @@ struct ConsoleController: RouteCollection {
             throw APIError.notFound("User not found")
         }
         let now = services.now()
-        let placement = CallPlacement(services: services, store: req.store, logger: req.logger)
+        let placement = CallPlacement(services: services, store: try req.store, logger: req.logger)
         let usageAccount = try await placement.account(userID: id)
         let position = services.policy.position(of: usageAccount, at: now)
         let windows = UsageWindows.of(position, registeredAt: usageAccount.registeredAt)

@@ -111,7 +111,7 @@ struct ConversationAudioController: RouteCollection {
         }
         let services = self.services
         let userID = user.id
-        let store = req.store
+        let store = try req.store
         let logger = req.logger
         let generated = try await summaryFlights.run(conversation.id + "|" + selection) {
             if let cached = try await store.voices.summary(conversationID: conversation.id, selection: selection, lastSeq: newest.seq),

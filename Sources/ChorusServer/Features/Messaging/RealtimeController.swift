@@ -23,7 +23,7 @@ struct RealtimeController: RouteCollection {
     func connect(_ req: Request) async throws -> Response {
         let user = try await UserAuthenticator(services: services).authenticate(req, allowsQueryToken: true)
         let services = services
-        let store = req.store
+        let store = try req.store
         let logger = req.logger
         let typingLimiter = typing
         // The caps answer 429 (the user's) or 503 (this instance's) before the upgrade; a socket that loses a race for

@@ -28,7 +28,7 @@ struct MetricsController: RouteCollection {
         guard let presented = req.headers.bearerAuthorization?.token, ConstantTime.equals(presented, token) else {
             throw Abort(.unauthorized, headers: ["WWW-Authenticate": "Bearer"])
         }
-        let store = req.store
+        let store = try req.store
         let now = services.now()
         var spend: [MeteredFeature: (day: Int64, month: Int64)] = [:]
         for feature in MeteredFeature.allCases { spend[feature] = try await store.metering.featureSpend(feature, at: now) }

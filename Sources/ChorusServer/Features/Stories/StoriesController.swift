@@ -427,7 +427,7 @@ struct StoriesController: RouteCollection {
             return (story, try await services.storyDTO(story, store: req.store))
         }
         let (story, snapshot) = loaded
-        let store = req.store
+        let store = try req.store
         return stream.response { sse in
             try await sse.send("snapshot", StoryProgressDTO(type: "snapshot", storyID: story.id, story: snapshot))
             guard !story.isFinished else {
