@@ -604,7 +604,7 @@ struct SandboxMediaStreamTests {
             let line = try #require(stats.events.first { $0.kind == .calleeLineStarted })
             #expect(line.whileAITalking == true)
             #expect(line.detail == "Sorry, can I stop you there?")
-            #expect((399.0...1_500.0).contains(line.atMs - aiStarted.atMs), "barged in after \(line.atMs - aiStarted.atMs) ms")
+            #expect((399.0...3_000.0).contains(line.atMs - aiStarted.atMs), "barged in after \(line.atMs - aiStarted.atMs) ms")
             // The AI's audio was still queued when the callee started: the bridge's clear dropped the rest.
             #expect(stats.aiAudioClearedMs > 2_000)
             let bargeIn = try #require(stats.bargeIns.first)
@@ -643,7 +643,7 @@ struct SandboxMediaStreamTests {
             #expect(reply.detail == "Hi.")
             #expect(reply.whileAITalking == false)
             #expect(
-                (250.0...1_200.0).contains(reply.atMs - aiStopped.atMs),
+                (250.0...3_000.0).contains(reply.atMs - aiStopped.atMs),
                 "replied after \(reply.atMs - aiStopped.atMs) ms (300 asked; the two events are stamped a few ms apart)")
             // The second line waits for the AI's next turn.
             try await Task.sleep(for: .milliseconds(500))
@@ -668,9 +668,13 @@ struct SandboxMediaStreamTests {
             try await harness.wait {
                 [first, second].allSatisfy { harness.twilio.mediaStream(sid: $0)?.events.contains { $0.kind == .calleeLineStarted } == true }
             }
-            let spoken = try #require(harness.twilio.mediaStream(sid: first)?.events.first { $0.kind == .calleeLineStarted })
+            let firstEvents = try #require(harness.twilio.mediaStream(sid: first)?.events)
+            let spoken = try #require(firstEvents.first { $0.kind == .calleeLineStarted })
             #expect(spoken.detail == "Hello?")
-            #expect((300.0...1_200.0).contains(spoken.atMs), "first line at \(spoken.atMs) ms")
+            // Not before its 300 ms, and without waiting for the AI (which only listens here). No upper bound in ms: on a
+            // loaded 2-core CI machine a 300 ms timer fired after more than the 1.2 s once allowed.
+            #expect(spoken.atMs >= 300, "first line at \(spoken.atMs) ms")
+            #expect(!firstEvents.contains { $0.kind == .aiAudioStarted }, "the callee spoke first")
             let events = try #require(harness.twilio.mediaStream(sid: second)?.events)
             let aiStopped = try #require(events.first { $0.kind == .aiAudioStopped })
             let answer = try #require(events.first { $0.kind == .calleeLineStarted })
