@@ -6,12 +6,13 @@ import Foundation
 import Vapor
 
 /// `chorus sandbox`: the provider emulators (``SandboxCommand``, the default, so `chorus sandbox --port 5060` runs
-/// them) and the sandbox App Store tools for a server's accounts (`chorus sandbox appstore`).
+/// them), the sandbox App Store tools for a server's accounts (`chorus sandbox appstore`) and a recording in the
+/// sandbox voice (`chorus sandbox say`).
 struct SandboxGroup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sandbox",
-        abstract: "The provider emulators (default: `chorus sandbox serve`) and sandbox App Store purchases and notifications.",
-        subcommands: [SandboxCommand.self, SandboxAppStoreCommand.self],
+        abstract: "The provider emulators (default: `chorus sandbox serve`), sandbox App Store purchases and notifications, and recordings in the sandbox voice.",
+        subcommands: [SandboxCommand.self, SandboxAppStoreCommand.self, SandboxSayCommand.self],
         defaultSubcommand: SandboxCommand.self
     )
 }
