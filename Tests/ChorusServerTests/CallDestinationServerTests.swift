@@ -107,10 +107,11 @@ struct CallDestinationServerTests {
 
     @Test("the fictional 555 range is refused with live telephony, before anything is dialled", arguments: TestDatabase.all)
     func fictionalWithLiveTelephony(_ database: TestDatabase) async throws {
-        // A live Twilio account that cannot be reached: a refusal must come before any request to it.
+        // A live Twilio account that cannot be reached (`.invalid` never resolves; a Twilio API on loopback would be a
+        // standalone `chorus sandbox`, which may call them): a refusal must come before any request to it.
         let live = [
             "CHORUS_TWILIO_ACCOUNT_SID": "AC00000000000000000000000000000000", "CHORUS_TWILIO_AUTH_TOKEN": "live-token",
-            "CHORUS_TWILIO_FROM_NUMBER": "+12026661234", "CHORUS_TWILIO_API_BASE_URL": "http://127.0.0.1:9",
+            "CHORUS_TWILIO_FROM_NUMBER": "+12026661234", "CHORUS_TWILIO_API_BASE_URL": "http://api.twilio.invalid:9",
         ]
         try await TestServer.run(on: database, environment: live) { server in
             #expect(server.configuration.callDestinations.countries == ["US"])

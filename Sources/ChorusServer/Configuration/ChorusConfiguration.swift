@@ -133,14 +133,23 @@ public struct ChorusConfiguration: Sendable {
     public var callDestinations = CallDestinationSettings(
         countries: ["US"], hours: .standard, callsPerNumberPerDay: 3, accountsPerNumberPerWeek: 3)
 
-    /// The rules of ``callDestinations`` (fictional numbers only with the sandbox telephony).
+    /// The rules of ``callDestinations`` (fictional numbers only with sandbox telephony, ``callsFictionalNumbers``).
     public var destinationPolicy: CallDestinationPolicy {
         CallDestinationPolicy(
-            allowedCountries: callDestinations.countries, allowsFictionalNumbers: usesSandboxTelephony, hours: callDestinations.hours)
+            allowedCountries: callDestinations.countries, allowsFictionalNumbers: callsFictionalNumbers, hours: callDestinations.hours)
     }
 
     /// Sandbox providers are in use (no live Twilio account configured).
     public var usesSandboxTelephony: Bool { twilio == nil }
+
+    /// Fictional numbers (the NANP's 555 exchange) may be called: with the embedded sandbox telephony, or outside
+    /// production with a Twilio API on loopback — a standalone `chorus sandbox`, which no real Twilio account is behind
+    /// (issue 20: the README's calls to +14155550123 were refused there as `fictional_number`).
+    public var callsFictionalNumbers: Bool {
+        if usesSandboxTelephony { return true }
+        guard !isProduction, let host = twilio?.apiBaseURL.host else { return false }
+        return Self.isLoopback(host)
+    }
 
     public var isProduction: Bool { environment == .production }
 
