@@ -74,9 +74,6 @@ extension SandboxTwilio {
         /// Keep the μ-law bytes the application's audio played, per call (``SandboxTwilio/playedAudio(sid:)``), at most
         /// ``keptAudioSeconds`` of them.
         public var keepsPlayedAudio: Bool
-        /// Let the callee speak with `espeak-ng` when it is installed (otherwise, or when `false`, a synthetic
-        /// voice-like signal).
-        public var usesSpeechSynthesizer: Bool
         /// The callee's microphone carries very low noise when it is not speaking (`false`: digital silence, 0xFF).
         public var calleeNoise: Bool
         /// Keep each call's recording — both sides mixed, as the callee's phone would record it, at most
@@ -88,17 +85,16 @@ extension SandboxTwilio {
         /// The default ``keptAudioSeconds``.
         public static let maximumRecordingSeconds = 600
 
-        /// Creates options; the defaults record messages and calls, keep played audio, prefer espeak-ng and add low
-        /// noise.
+        /// Creates options; the defaults record messages and calls, keep played audio and add low noise. The callee
+        /// speaks with ``SandboxSpeech/engine``.
         public init(
-            recordsMessages: Bool = true, keepsPlayedAudio: Bool = true, usesSpeechSynthesizer: Bool = true, calleeNoise: Bool = true,
+            recordsMessages: Bool = true, keepsPlayedAudio: Bool = true, calleeNoise: Bool = true,
             recordsCalls: Bool = true, keptAudioSeconds: Int = maximumRecordingSeconds
         ) {
             self.recordsCalls = recordsCalls
             self.keptAudioSeconds = min(max(0, keptAudioSeconds), Self.maximumRecordingSeconds)
             self.recordsMessages = recordsMessages
             self.keepsPlayedAudio = keepsPlayedAudio
-            self.usesSpeechSynthesizer = usesSpeechSynthesizer
             self.calleeNoise = calleeNoise
         }
     }
@@ -264,11 +260,11 @@ enum CalleeAudio {
 
     private static let cache = NIOLockedValueBox<[String: [String]]>([:])
 
-    /// `text` spoken, as base64 frames (the last one padded with silence).
-    static func frames(_ text: String, voice: Int, synthesizer: Bool) -> [String] {
-        let key = "\(voice)|\(synthesizer)|\(text)"
+    /// `text` spoken by `engine`, as base64 frames (the last one padded with silence).
+    static func frames(_ text: String, voice: Int, engine: SandboxSpeech.Engine = SandboxSpeech.engine) -> [String] {
+        let key = "\(voice)|\(engine)|\(text)"
         if let cached = cache.withLockedValue({ $0[key] }) { return cached }
-        var audio = SandboxSpeech.speak(text, voice: voice, preferSynthesizer: synthesizer)
+        var audio = SandboxSpeech.speak(text, voice: voice, engine: engine)
         if audio.isEmpty || audio.count % frameBytes != 0 {
             audio += [UInt8](repeating: MuLaw.silence, count: frameBytes - audio.count % frameBytes)
         }

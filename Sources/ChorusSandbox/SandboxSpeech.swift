@@ -1,27 +1,91 @@
 import ChorusCore
 import Foundation
+import NIOConcurrencyHelpers
 
 /// Speech audio for the simulated callee and the simulated AI: 8 kHz μ-law, the telephone format.
 ///
-/// With `espeak-ng` on the `PATH` the text is really spoken (and resampled to 8 kHz); otherwise a deterministic
-/// voice-like signal stands in: a glottal pulse train at a speaking pitch shaped into syllables and words, loud enough
-/// for an energy-based speech detector and ~14 characters per second long, like speech.
+/// By default (``Engine/synthetic``) a deterministic voice-like signal speaks: a glottal pulse train at a speaking pitch
+/// shaped into syllables and words, loud enough for an energy-based speech detector and ~14 characters per second long,
+/// like speech. The same text in the same voice gives the same bytes on every machine, whatever is installed there.
+/// `espeak-ng` really speaks the text (resampled to 8 kHz) only when asked for (``Engine/espeakNG(_:)``, the
+/// `CHORUS_SANDBOX_SPEECH=espeak-ng` setting), each voice at its own pitch.
 public enum SandboxSpeech {
-    /// Whether `espeak-ng` is available (checked once).
-    public static let hasSpeechSynthesizer: Bool = findExecutable("espeak-ng") != nil
+    /// What speaks.
+    public enum Engine: Sendable, Equatable {
+        /// The built-in deterministic voice-like signal (the default).
+        case synthetic
+        /// The `espeak-ng` program at this path, the voice's pitch index as its pitch (`-p`).
+        case espeakNG(URL)
 
-    /// `text` as 8 kHz μ-law speech; `voice` varies the pitch of the synthetic signal.
-    public static func speak(_ text: String, voice: Int = 0, preferSynthesizer: Bool = true) -> [UInt8] {
-        if preferSynthesizer, let spoken = espeak(text) { return spoken }
+        /// The setting choosing the engine (`chorus serve` and `chorus sandbox`).
+        public static let settingKey = "CHORUS_SANDBOX_SPEECH"
+        /// The setting's accepted values.
+        public static let settingValues = ["synthetic", "espeak-ng"]
+
+        /// The engine a `CHORUS_SANDBOX_SPEECH` value asks for (blank or absent: ``synthetic``), `espeak-ng` found on
+        /// `path` (a `PATH`-style list of directories); a message naming the setting, the value and what would do for
+        /// an unknown value or an `espeak-ng` that is not installed.
+        public static func forSetting(_ value: String?, path: String?) -> Result<Engine, SettingError> {
+            let trimmed = (value ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            switch trimmed.lowercased() {
+            case "", "synthetic":
+                return .success(.synthetic)
+            case "espeak-ng":
+                guard let executable = SandboxSpeech.findExecutable("espeak-ng", path: path) else {
+                    return .failure(
+                        SettingError(
+                            message: "\(settingKey)=espeak-ng, but espeak-ng is not installed (not found on PATH): install it "
+                                + "(e.g. `apt-get install espeak-ng`) or leave \(settingKey) unset for the built-in synthetic voice "
+                                + "(see docs/configuration.md)."))
+                }
+                return .success(.espeakNG(executable))
+            default:
+                let shown = trimmed.count > 40 ? String(trimmed.prefix(40)) + "…" : trimmed
+                return .failure(
+                    SettingError(
+                        message: "\(settingKey)=\"\(shown)\" is not valid: expected synthetic or espeak-ng (see docs/configuration.md)."))
+            }
+        }
+    }
+
+    /// Why a `CHORUS_SANDBOX_SPEECH` value cannot be used.
+    public struct SettingError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// One line for the operator.
+        public let message: String
+        public var description: String { message }
+    }
+
+    private static let configured = NIOLockedValueBox<Engine>(.synthetic)
+
+    /// The engine of this process's emulators: ``Engine/synthetic`` unless ``use(_:)`` chose another.
+    public static var engine: Engine { configured.withLockedValue { $0 } }
+
+    /// Chooses the engine for the whole process (`chorus serve` and `chorus sandbox` at startup, from
+    /// `CHORUS_SANDBOX_SPEECH`). Tests that run many servers in one process leave it alone and pass an engine to
+    /// ``speak(_:voice:engine:)``.
+    public static func use(_ engine: Engine) {
+        configured.withLockedValue { $0 = engine }
+    }
+
+    /// `text` as 8 kHz μ-law speech in `voice` (a pitch index; any integer) by `engine` (this process's by default).
+    /// With `espeak-ng`, a run that fails gives the synthetic voice.
+    public static func speak(_ text: String, voice: Int = 0, engine: Engine = SandboxSpeech.engine) -> [UInt8] {
+        if case .espeakNG(let executable) = engine, let spoken = espeak(text, voice: voice, executable: executable) { return spoken }
         return synthetic(text, voice: voice)
     }
+
+    /// The pitch index `voice` (any integer) brought into 0…4, the five sandbox voices.
+    static func pitchIndex(_ voice: Int) -> Int { (voice % 5 + 5) % 5 }
+
+    /// The `espeak-ng` pitch (`-p`, 0…99, 50 its default) of a voice: 20, 35, 50, 65 or 80.
+    public static func espeakPitch(voice: Int) -> Int { 20 + 15 * pitchIndex(voice) }
 
     /// The deterministic voice-like signal for `text` (no external program).
     public static func synthetic(_ text: String, voice: Int = 0) -> [UInt8] {
         let rate = Double(MuLaw.sampleRate)
         let words = text.split(whereSeparator: { $0.isWhitespace })
         var samples: [Int16] = []
-        let pitch = 110.0 + Double((voice % 5 + 5) % 5) * 25
+        let pitch = 110.0 + Double(pitchIndex(voice)) * 25
         var phase = 0.0
         for (index, word) in words.enumerated() {
             let syllables = max(1, word.count / 3)
@@ -45,24 +109,24 @@ public enum SandboxSpeech {
         return MuLaw.encode(samples)
     }
 
-    private static func espeak(_ text: String) -> [UInt8]? {
-        guard let executable = findExecutable("espeak-ng") else { return nil }
+    private static func espeak(_ text: String, voice: Int, executable: URL) -> [UInt8]? {
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["--stdout", "-s", "165", text]
+        // `--` ends the options: a text starting with `-` is spoken, not parsed.
+        process.arguments = ["--stdout", "-s", "165", "-p", String(espeakPitch(voice: voice)), "--", text]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         do { try process.run() } catch { return nil }
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0, let pcm = WAV.pcm16(data) else { return nil }
+        guard process.terminationStatus == 0, let pcm = WAV.pcm16(data), !pcm.samples.isEmpty else { return nil }
         return MuLaw.encode(WAV.resample(pcm.samples, from: pcm.sampleRate, to: MuLaw.sampleRate))
     }
 
-    private static func findExecutable(_ name: String) -> URL? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for directory in path.split(separator: ":") {
+    /// The first executable `name` in the directories of `path` (a `PATH`-style list).
+    static func findExecutable(_ name: String, path: String?) -> URL? {
+        for directory in (path ?? "/usr/bin:/bin").split(separator: ":") where !directory.isEmpty {
             let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         }
@@ -88,6 +152,7 @@ enum WAV {
             var size = u32(offset + 4)
             let body = offset + 8
             if id == "fmt " {
+                guard body + 16 <= bytes.count else { return nil }
                 channels = u16(body + 2)
                 sampleRate = u32(body + 4)
                 bits = u16(body + 14)

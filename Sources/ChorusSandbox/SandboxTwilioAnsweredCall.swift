@@ -124,7 +124,7 @@ extension SandboxTwilio {
         switch call.behavior {
         case .voicemail:
             let greeting = call.script.lines?.first ?? CalleeSounds.greeting
-            let speech = CalleeAudio.frames(greeting, voice: 2, synthesizer: options.usesSpeechSynthesizer)
+            let speech = CalleeAudio.frames(greeting, voice: 2)
             directory?.register(greeting, frames: speech)
             greetingMs = speech.count * MediaStreamSession.frameMs
             lines = [MediaStreamSession.Line(text: greeting, frames: speech + (call.script.beep ?? true ? CalleeSounds.beepFrames : []))]
@@ -136,7 +136,7 @@ extension SandboxTwilio {
             firstLineAfterMs = firstLineAfterMs ?? 200
         case .answer, .noAnswer, .busy, .fail:
             lines = (call.script.lines ?? CalleeScript.defaultLines).map { text in
-                let line = MediaStreamSession.Line(text: text, frames: CalleeAudio.frames(text, voice: 1, synthesizer: options.usesSpeechSynthesizer))
+                let line = MediaStreamSession.Line(text: text, frames: CalleeAudio.frames(text, voice: 1))
                 directory?.register(text, frames: line.frames)
                 return line
             }

@@ -1,9 +1,11 @@
 import ArgumentParser
 import ChorusCore
 import ChorusEmbeddedSandbox
+import ChorusSandbox
 import ChorusServer
 import Foundation
 import Logging
+import NIOCore
 import Vapor
 
 /// The `chorus` command line: the server, its migrations, the provider emulators and App Store tools.
@@ -44,6 +46,7 @@ struct Serve: AsyncParsableCommand {
             for problem in problems { FileHandle.standardError.write(Data("chorus: \(problem)\n".utf8)) }
             throw ExitCode(78)  // EX_CONFIG
         }
+        if !configuration.isProduction { try useSandboxSpeech(configuration.sandboxSpeech.rawValue) }
         // Watched from before the start: a stop asked for while migrating is a drain right after the start.
         let signals = StopSignals()
         defer { signals.cancel() }
@@ -54,10 +57,18 @@ struct Serve: AsyncParsableCommand {
             let embedded = try EmbeddedSandbox.forServer(app, configuration: configuration)
             let services = try await ChorusServices.live(app, configuration: configuration, embedded: embedded)
             try await ChorusApp.configure(app, services: services)
+            do {
+                try await app.startup()
+            } catch where isAddressInUse(error) {
+                throw AddressInUse()
+            }
+            // Logged once the socket is bound, with the address it really has (port 0 picks one).
+            let bound = app.http.server.shared.localAddress
+            let address = bound.flatMap { address in address.port.map { "http://\(configuration.hostname):\($0)" } }
             app.logger.notice(
                 "Chorus listening",
                 metadata: [
-                    "address": .string("http://\(configuration.hostname):\(configuration.port)"),
+                    "address": .string(address ?? "http://\(configuration.hostname):\(configuration.port)"),
                     "public_url": .string(configuration.publicURL.absoluteString), "environment": .string(configuration.environment.rawValue),
                     "database": .string(configuration.database.kind),
                 ])
@@ -71,7 +82,6 @@ struct Serve: AsyncParsableCommand {
                         metadata: ["address": .string(configuration.hostname)])
                 }
             }
-            try await app.startup()
             app.logger.notice(
                 "SIGTERM or SIGINT drains this instance (at most \(ChorusApp.drainMaximum(configuration).components.seconds) s); a second one stops it at once")
             outcome = await Self.serveUntilStopped(app, signals: signals)
@@ -80,6 +90,14 @@ struct Serve: AsyncParsableCommand {
             try? await app.asyncShutdown()
             for problem in error.problems { FileHandle.standardError.write(Data("chorus: \(problem)\n".utf8)) }
             throw ExitCode(78)
+        } catch is AddressInUse {
+            // One line that says what to do instead of NIO's `bind(...)` error; "listening" was never logged.
+            try? await app.asyncShutdown()
+            FileHandle.standardError.write(
+                Data(
+                    ("chorus: port \(configuration.port) on \(configuration.hostname) is already in use: stop what listens there, "
+                        + "or choose another port with --port N or CHORUS_PORT=N\n").utf8))
+            throw ExitCode(69)  // EX_UNAVAILABLE
         } catch {
             try? await app.asyncShutdown()
             throw error
@@ -165,6 +183,26 @@ func loadConfiguration(hostname: String?, port: Int?) throws -> ChorusConfigurat
         return try ChorusConfiguration.load(from: ProcessInfo.processInfo.environment, hostname: hostname, port: port)
     } catch let error as ConfigurationError {
         for problem in error.problems { FileHandle.standardError.write(Data("chorus: \(problem)\n".utf8)) }
+        throw ExitCode(78)
+    }
+}
+
+/// The listening socket's address is taken.
+struct AddressInUse: Error {}
+
+/// Whether `error` is a listening socket's bind refused because the address is taken (EADDRINUSE).
+func isAddressInUse(_ error: any Error) -> Bool {
+    (error as? IOError)?.errnoCode == EADDRINUSE
+}
+
+/// Makes the sandbox emulators of this process speak as `CHORUS_SANDBOX_SPEECH` (`setting`) asks; `espeak-ng` asked
+/// for but not installed is one line naming the setting and exit 78 (EX_CONFIG).
+func useSandboxSpeech(_ setting: String?) throws {
+    switch SandboxSpeech.Engine.forSetting(setting, path: ProcessInfo.processInfo.environment["PATH"]) {
+    case .success(let engine):
+        SandboxSpeech.use(engine)
+    case .failure(let error):
+        FileHandle.standardError.write(Data("chorus: \(error.message)\n".utf8))
         throw ExitCode(78)
     }
 }

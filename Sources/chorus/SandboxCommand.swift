@@ -97,6 +97,7 @@ struct SandboxCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try useSandboxSpeech(ProcessInfo.processInfo.environment[SandboxSpeech.Engine.settingKey])
         func random(_ count: Int) -> String { String((0..<count).map { _ in "0123456789abcdef".randomElement()! }) }
         let sid = accountSid ?? "AC" + random(32)
         let token = authToken ?? random(32)
@@ -120,7 +121,14 @@ struct SandboxCommand: AsyncParsableCommand {
             realtime: SandboxRealtime(apiKey: openaiKey, recordsMessages: !noMessageLog, keptSessions: keptCalls),
             requestLogEntries: requestLogEntries, requestLogBytes: requestLogBytes)
         let server = SandboxServer(services: services, host: hostname, port: port)
-        try await server.start()
+        do {
+            try await server.start()
+        } catch where isAddressInUse(error) {
+            FileHandle.standardError.write(
+                Data("chorus: port \(port) on \(hostname) is already in use: stop what listens there, or choose another port with --port N (0 picks a free one)\n".utf8))
+            try await httpClient.shutdown()
+            throw ExitCode(69)  // EX_UNAVAILABLE
+        }
         let base = server.baseURL!.absoluteString
         let banner = """
             Chorus sandbox listening on \(base)

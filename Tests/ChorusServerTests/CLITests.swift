@@ -6,6 +6,8 @@ import NIOHTTP1
 import NIOPosix
 import Testing
 
+@testable import ChorusSandbox
+
 /// The `chorus` executable, run as a user runs it.
 @Suite("chorus command line")
 struct CLITests {
@@ -27,12 +29,13 @@ struct CLITests {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chorus")
     }
 
-    /// Runs `chorus arguments` with only `environment` (and PATH) set, output and error together.
+    /// Runs `chorus arguments` with only `environment` (and the test's PATH unless it has one) set, output and error
+    /// together.
     static func run(_ arguments: [String], environment: [String: String], in directory: URL) throws -> Run {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        process.environment = environment.merging(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]) { $1 }
+        process.environment = environment.merging(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]) { given, _ in given }
         process.currentDirectoryURL = directory
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -129,6 +132,155 @@ struct CLITests {
         #expect(bought.status == 200, "\(bought.text)")
     }
 
+    /// Runs `chorus arguments` like ``run(_:environment:in:)`` but stops it (SIGKILL) if it has not exited within
+    /// `timeout`: a server that started after all does not hang the test.
+    static func runBriefly(_ arguments: [String], environment: [String: String], in directory: URL, timeout: Duration = .seconds(120)) async throws -> Run {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment.merging(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]) { given, _ in given }
+        process.currentDirectoryURL = directory
+        let log = directory.appendingPathComponent(".output-\(UUID().uuidString.prefix(8))")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: log) }
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        try handle.close()
+        return Run(status: process.terminationStatus, output: String(decoding: try Data(contentsOf: log), as: UTF8.self))
+    }
+
+    /// `chorus sandbox --port 0` with `environment`, once it printed its banner; its base URL.
+    static func startSandbox(environment: [String: String], in directory: URL) throws -> (process: Process, base: String) {
+        let sandbox = Process()
+        sandbox.executableURL = executable
+        sandbox.arguments = ["sandbox", "--port", "0", "--data-dir", directory.appendingPathComponent("data").path]
+        sandbox.environment = environment
+        let output = Pipe()
+        sandbox.standardOutput = output
+        sandbox.standardError = FileHandle.nullDevice
+        try sandbox.run()
+        var banner = ""
+        while !banner.contains("Requests and messages received") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            banner += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let base = banner.split(separator: "\n").first?.split(separator: " ").last.map(String.init), base.hasPrefix("http") else {
+            sandbox.terminate()
+            sandbox.waitUntilExit()
+            throw ServeProcessError(log: banner)
+        }
+        return (sandbox, base)
+    }
+
+    /// The sandbox OpenAI emulator's WAV speech for `text` in `voice`.
+    static func sandboxSpeech(_ base: String, _ text: String, voice: String) async throws -> Data {
+        var request = HTTPClientRequest(url: base + "/openai/v1/audio/speech")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: #"{"model":"tts-1","input":"\#(text)","voice":"\#(voice)","response_format":"wav"}"#))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 16 << 20)
+        #expect(response.status == .ok)
+        return Data(buffer: body)
+    }
+
+    @Test("sandbox speech is the synthetic voice with espeak-ng on the PATH; espeak-ng only when CHORUS_SANDBOX_SPEECH asks, at the voice's pitch")
+    func sandboxSpeechEngine() async throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A fake espeak-ng: notes its arguments and prints three seconds of a tone, nothing like the synthetic voice.
+        let bin = directory.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let arguments = directory.appendingPathComponent("espeak-arguments")
+        let tone = (0..<48_000).map { Int16(8_000 * sin(2 * Double.pi * 300 * Double($0) / 16_000)) }
+        let toneFile = directory.appendingPathComponent("tone.wav")
+        try SandboxAudioFiles.wav(pcm16: tone, sampleRate: 16_000, text: "tone").write(to: toneFile)
+        let script = bin.appendingPathComponent("espeak-ng")
+        try Data("#!/bin/sh\nprintf '%s\\n' \"$@\" > '\(arguments.path)'\n/bin/cat '\(toneFile.path)'\n".utf8).write(to: script)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        let path = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin")
+        let text = "Hello from the sandbox"
+        let synthetic = Double(SandboxSpeech.synthetic(text, voice: SandboxAudioFiles.pitchIndex("alloy")).count) / 8_000
+
+        let plain = try Self.startSandbox(environment: ["PATH": path], in: directory)
+        let plainAudio = try await Self.sandboxSpeech(plain.base, text, voice: "alloy")
+        plain.process.terminate()
+        plain.process.waitUntilExit()
+        #expect(!FileManager.default.fileExists(atPath: arguments.path), "espeak-ng ran without being asked for")
+        let plainSeconds = try #require(SandboxAudioFiles.durationSeconds(of: plainAudio))
+        #expect(abs(plainSeconds - synthetic) < 0.01, "\(plainSeconds) s against the synthetic \(synthetic) s")
+
+        let asked = try Self.startSandbox(environment: ["PATH": path, "CHORUS_SANDBOX_SPEECH": "espeak-ng"], in: directory)
+        let askedAudio = try await Self.sandboxSpeech(asked.base, text, voice: "alloy")
+        asked.process.terminate()
+        asked.process.waitUntilExit()
+        let passed = try String(contentsOf: arguments, encoding: .utf8).split(separator: "\n").map(String.init)
+        let pitch = String(SandboxSpeech.espeakPitch(voice: SandboxAudioFiles.pitchIndex("alloy")))
+        #expect(passed == ["--stdout", "-s", "165", "-p", pitch, "--", text])
+        let askedSeconds = try #require(SandboxAudioFiles.durationSeconds(of: askedAudio))
+        #expect(abs(askedSeconds - 3) < 0.01, "\(askedSeconds) s, not the fake espeak-ng's 3 s")
+
+        // Asked for but not installed: one line naming the setting, exit 78, from both commands.
+        let empty = directory.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let missing = ["PATH": empty.path, "CHORUS_SANDBOX_SPEECH": "espeak-ng", "CHORUS_DATA_DIR": directory.appendingPathComponent("data").path]
+        for command in [["sandbox", "--port", "0"], ["serve", "--port", "0"]] {
+            let refused = try await Self.runBriefly(command, environment: missing, in: directory)
+            #expect(refused.status == 78, "\(command): \(refused.output)")
+            #expect(refused.output.contains("chorus: CHORUS_SANDBOX_SPEECH=espeak-ng, but espeak-ng is not installed"), "\(refused.output)")
+            #expect(!refused.output.contains("listening"))
+        }
+        let unknown = try await Self.runBriefly(["serve"], environment: ["CHORUS_SANDBOX_SPEECH": "festival"], in: directory)
+        #expect(unknown.status == 78)
+        #expect(unknown.output.contains(#"CHORUS_SANDBOX_SPEECH="festival" is not valid: expected synthetic or espeak-ng"#), "\(unknown.output)")
+    }
+
+    @Test("a port in use: one line naming it and how to choose another, exit 69, never \"listening\" (serve and sandbox)")
+    func portInUse() async throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let holder = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(holder.localAddress?.port)
+        let environment = [
+            "CHORUS_PORT": "\(port)", "CHORUS_DATA_DIR": directory.appendingPathComponent("data").path,
+            "CHORUS_DATABASE_URL": directory.appendingPathComponent("chorus.sqlite").path,
+        ]
+        let serve = try await Self.runBriefly(["serve"], environment: environment, in: directory)
+        let sandbox = try await Self.runBriefly(
+            ["sandbox", "--port", "\(port)", "--data-dir", directory.appendingPathComponent("data").path], environment: [:], in: directory)
+        try await holder.close()
+
+        #expect(serve.status == 69, "\(serve.output)")
+        #expect(
+            serve.output.contains(
+                "chorus: port \(port) on 127.0.0.1 is already in use: stop what listens there, or choose another port with --port N or CHORUS_PORT=N"),
+            "\(serve.output)")
+        #expect(!serve.output.lowercased().contains("listening"), "\(serve.output)")
+        #expect(!serve.output.contains("errno"), "\(serve.output)")
+        #expect(serve.output.split(separator: "\n").last?.hasPrefix("chorus: port") == true, "\(serve.output)")
+
+        #expect(sandbox.status == 69, "\(sandbox.output)")
+        #expect(sandbox.output.contains("chorus: port \(port) on 127.0.0.1 is already in use"), "\(sandbox.output)")
+        #expect(sandbox.output.contains("--port N"))
+        #expect(!sandbox.output.lowercased().contains("listening"), "\(sandbox.output)")
+        #expect(!sandbox.output.contains("errno"), "\(sandbox.output)")
+
+        // Once the port is free the log says "Chorus listening" with the port really bound.
+        let server = try await ServeProcess.start(in: directory, environment: ["CHORUS_LOG_LEVEL": "notice"])
+        server.stop()
+        let logged = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("serve-") }
+            .compactMap { try? String(contentsOf: directory.appendingPathComponent($0), encoding: .utf8) }.joined()
+        #expect(logged.contains("Chorus listening"), "\(logged)")
+        #expect(logged.contains("address=http://127.0.0.1:\(server.baseURL.split(separator: ":").last ?? "")"), "\(logged)")
+    }
+
     @Test("production refuses to start, one message per problem, exit 78")
     func productionRefusal() throws {
         let directory = try Self.scratch()
@@ -148,8 +300,10 @@ struct CLITests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let result = try Self.run(["serve"], environment: ["CHORUS_PORT": "eighty", "CHORUS_RATE_LIMITS": "fast"], in: directory)
         #expect(result.status == 78)
-        #expect(result.output.contains("CHORUS_PORT has an invalid value"))
-        #expect(result.output.contains("CHORUS_RATE_LIMITS has an invalid value"))
+        #expect(
+            result.output.contains(#"chorus: CHORUS_PORT="eighty" is not valid: expected a whole number from 0 to 65535 (see docs/configuration.md)."#),
+            "\(result.output)")
+        #expect(result.output.contains(#"chorus: CHORUS_RATE_LIMITS="fast" is not valid: expected off, default, or limits such as"#))
         let badPort = try Self.run(["serve", "--port", "99999"], environment: [:], in: directory)
         #expect(badPort.status != 0)
         #expect(badPort.output.contains("--port must be between 0 and 65535"))

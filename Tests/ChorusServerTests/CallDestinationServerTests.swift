@@ -130,9 +130,9 @@ struct CallDestinationServerTests {
     func settings() throws {
         for (key, value, words) in [
             ("CHORUS_CALL_DESTINATIONS", "US,XX", "unknown: XX"), ("CHORUS_CALL_DESTINATIONS", ",", "CHORUS_CALL_DESTINATIONS must list"),
-            ("CHORUS_CALL_HOURS", "20:00-09:00", "CHORUS_CALL_HOURS has an invalid value"),
-            ("CHORUS_CALLS_PER_NUMBER_PER_DAY", "0", "CHORUS_CALLS_PER_NUMBER_PER_DAY has an invalid value"),
-            ("CHORUS_ACCOUNTS_PER_NUMBER_PER_WEEK", "many", "CHORUS_ACCOUNTS_PER_NUMBER_PER_WEEK has an invalid value"),
+            ("CHORUS_CALL_HOURS", "20:00-09:00", #"CHORUS_CALL_HOURS="20:00-09:00" is not valid: expected local hours such as 09:00-20:00"#),
+            ("CHORUS_CALLS_PER_NUMBER_PER_DAY", "0", #"CHORUS_CALLS_PER_NUMBER_PER_DAY="0" is not valid: expected a whole number from 1 to 1000, or off"#),
+            ("CHORUS_ACCOUNTS_PER_NUMBER_PER_WEEK", "many", #"CHORUS_ACCOUNTS_PER_NUMBER_PER_WEEK="many" is not valid"#),
         ] {
             do {
                 _ = try ChorusConfiguration.load(from: [key: value])

@@ -52,7 +52,7 @@ struct CallPlacementErrorTests {
             Issue.record("loaded")
         } catch let error as ConfigurationError {
             #expect(
-                error.problems.map { $0.prefix(while: { $0 != " " && $0 != "," }) } == [
+                error.problems.map { $0.prefix(while: { $0 != " " && $0 != "," && $0 != "=" }) } == [
                     "CHORUS_PORT", "CHORUS_TWILIO_ACCOUNT_SID", "CHORUS_VOICE_MAX_SECONDS", "CHORUS_S3_ENDPOINT", "CHORUS_JOB_CONCURRENCY",
                     "CHORUS_WS_PER_USER", "CHORUS_CALL_HOURS",
                 ])

@@ -27,8 +27,10 @@ extension ChorusConfiguration {
             let appleDefaultURLs = sharedSecret != nil
             return AppStoreSettings(
                 bundleID: reader.string("CHORUS_APPLE_BUNDLE_ID") ?? "com.chorus.speechassistant",
-                appAppleID: reader.value("CHORUS_APPLE_APP_ID", default: Int64?.none) { Int64($0).flatMap { $0 > 0 ? $0 : nil } },
-                environment: reader.value("CHORUS_APPLE_ENVIRONMENT", default: production ? AppStoreEnvironment.production : .sandbox) {
+                appAppleID: reader.value("CHORUS_APPLE_APP_ID", default: Int64?.none, accepts: "the app's numeric App Store id (a positive whole number)") {
+                    Int64($0).flatMap { $0 > 0 ? $0 : nil }
+                },
+                environment: reader.value("CHORUS_APPLE_ENVIRONMENT", default: production ? AppStoreEnvironment.production : .sandbox, accepts: "production or sandbox") {
                     switch $0.lowercased() {
                     case "production": .production
                     case "sandbox": .sandbox
@@ -40,10 +42,10 @@ extension ChorusConfiguration {
                 extraRootCertificatePaths: reader.list("CHORUS_APPLE_EXTRA_ROOTS"),
                 verifyReceiptURL: reader.value(
                     "CHORUS_APPLE_VERIFY_RECEIPT_URL", default: appleDefaultURLs ? URL(string: "https://buy.itunes.apple.com/verifyReceipt") : nil,
-                    parse: EnvironmentReader.httpURL),
+                    parse: EnvironmentReader.httpURLs),
                 verifyReceiptSandboxURL: reader.value(
                     "CHORUS_APPLE_VERIFY_RECEIPT_SANDBOX_URL",
-                    default: appleDefaultURLs ? URL(string: "https://sandbox.itunes.apple.com/verifyReceipt") : nil, parse: EnvironmentReader.httpURL)
+                    default: appleDefaultURLs ? URL(string: "https://sandbox.itunes.apple.com/verifyReceipt") : nil, parse: EnvironmentReader.httpURLs)
             )
         }
 

@@ -26,7 +26,7 @@ extension ChorusConfiguration {
 
         static func load(from reader: inout EnvironmentReader) -> CallCostSettings {
             func budget(_ key: String, _ defaultMicros: Int64?) -> Int64? {
-                reader.value(key, default: defaultMicros) { text -> Int64?? in
+                reader.value(key, default: defaultMicros, accepts: EnvironmentReader.dollarAmount + ", or off") { text -> Int64?? in
                     if text == "off" { return .some(nil) }
                     guard let value = EnvironmentReader.microdollars(text) else { return nil }
                     return .some(value)

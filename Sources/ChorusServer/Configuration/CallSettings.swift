@@ -22,12 +22,9 @@ extension ChorusConfiguration {
                 realtimeModel: reader.string("CHORUS_OPENAI_REALTIME_MODEL") ?? "gpt-realtime-2.1",
                 transcriptionModel: reader.string("CHORUS_OPENAI_TRANSCRIPTION_MODEL").map { $0.lowercased() == "none" ? nil : $0 }
                     ?? "gpt-live-transcribe",
-                transcriptRetentionDays: reader.value("CHORUS_TRANSCRIPT_RETENTION_DAYS", default: 30) {
-                    Int($0).flatMap { (0...3_650).contains($0) ? $0 : nil }
-                },
-                callsPerSecond: reader.value("CHORUS_TWILIO_CALLS_PER_SECOND", default: 1) {
-                    Double($0).flatMap { $0 > 0 && $0 <= 1_000 ? $0 : nil }
-                },
+                transcriptRetentionDays: reader.value(
+                    "CHORUS_TRANSCRIPT_RETENTION_DAYS", default: 30, parse: EnvironmentReader.integer(in: 0...3_650, of: "days")),
+                callsPerSecond: reader.value("CHORUS_TWILIO_CALLS_PER_SECOND", default: 1, parse: EnvironmentReader.number(above: 0, atMost: 1_000)),
                 machineDetection: reader.flag("CHORUS_CALL_MACHINE_DETECTION", default: true)
             )
         }
@@ -65,7 +62,10 @@ extension ChorusConfiguration {
                     "CHORUS_CALL_DESTINATIONS is required: the caller ID \(PhoneNumberMask.mask(callerID)) is in no country Chorus has "
                         + "numbering-plan data for.")
             }
-            let hours = reader.value("CHORUS_CALL_HOURS", default: CallingHours?.some(.standard)) { text -> CallingHours?? in
+            let hours = reader.value(
+                "CHORUS_CALL_HOURS", default: CallingHours?.some(.standard),
+                accepts: "local hours such as 09:00-20:00 (the start before the end), or any"
+            ) { text -> CallingHours?? in
                 text.lowercased() == "any" ? .some(nil) : CallingHours.parse(text).map { .some($0) }
             }
             if hours != nil {
@@ -77,7 +77,7 @@ extension ChorusConfiguration {
                 }
             }
             func limit(_ key: String) -> Int? {
-                reader.value(key, default: Int?.some(3)) { text -> Int?? in
+                reader.value(key, default: Int?.some(3), accepts: "a whole number from 1 to 1000, or off") { text -> Int?? in
                     if text.lowercased() == "off" { return .some(nil) }
                     guard let value = Int(text), (1...1_000).contains(value) else { return nil }
                     return .some(value)

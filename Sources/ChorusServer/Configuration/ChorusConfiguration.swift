@@ -31,6 +31,9 @@ public struct ChorusConfiguration: Sendable {
     public var twilio: TwilioAccount?
     public var sandboxTiming: SandboxTiming
     public var sandboxRetention: SandboxRetention
+    /// What speaks in the sandbox emulators (`CHORUS_SANDBOX_SPEECH`): the built-in synthetic voice unless espeak-ng is
+    /// asked for.
+    public var sandboxSpeech: SandboxSpeechChoice = .synthetic
     public var appStore: AppStoreSettings
     public var plans: PlanCatalog
     /// Maximum request body, bytes.
@@ -163,15 +166,15 @@ public struct ChorusConfiguration: Sendable {
     ) throws -> ChorusConfiguration {
         var reader = EnvironmentReader(environment)
         let cwd = workingDirectory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-        let env = reader.value("CHORUS_ENVIRONMENT", default: Environment.development) { Environment(rawValue: $0.lowercased()) }
+        let env = reader.choice("CHORUS_ENVIRONMENT", default: Environment.development, among: [.development, .production])
         let production = env == .production
         let host = hostname ?? reader.string("CHORUS_HOSTNAME") ?? "127.0.0.1"
-        let listenPort = port ?? reader.value("CHORUS_PORT", default: 5050) { Int($0).flatMap { (0...65_535).contains($0) ? $0 : nil } }
+        let listenPort = port ?? reader.value("CHORUS_PORT", default: 5050, parse: EnvironmentReader.integer(in: 0...65_535))
         let database = DatabaseLocation.load(from: &reader, workingDirectory: cwd)
-        let configuredPublicURL = reader.value("CHORUS_PUBLIC_URL", default: URL?.none, parse: EnvironmentReader.baseURL)
+        let configuredPublicURL = reader.value("CHORUS_PUBLIC_URL", default: URL?.none, parse: EnvironmentReader.baseURLs)
         let dataDirectory = EnvironmentReader.file(reader.string("CHORUS_DATA_DIR") ?? "data", in: cwd)
         let corsOrigins = reader.list("CHORUS_CORS_ORIGINS")
-        let rateLimits = reader.value("CHORUS_RATE_LIMITS", default: RateLimits.standard, parse: RateLimits.parse)
+        let rateLimits = reader.value("CHORUS_RATE_LIMITS", default: RateLimits.standard, accepts: RateLimits.accepts, parse: RateLimits.parse)
         let twilio = TwilioAccount.load(from: &reader)
         let openAI = OpenAIAccount.load(from: &reader)
         let callBridge = CallBridgeSettings.load(from: &reader)
@@ -196,7 +199,7 @@ public struct ChorusConfiguration: Sendable {
             logLevel: process.logLevel, blockingThreads: process.blockingThreads, sqliteReadersPerEventLoop: process.sqliteReadersPerEventLoop,
             logFormat: process.logFormat, openAI: openAI, callBridge: callBridge, voiceMessages: voiceMessages, stories: stories,
             elevenLabs: elevenLabs, objectStorage: objectStorage,
-            blobMemoryCacheBytes: reader.value("CHORUS_BLOB_MEMORY_CACHE_MB", default: 64 << 20) {
+            blobMemoryCacheBytes: reader.value("CHORUS_BLOB_MEMORY_CACHE_MB", default: 64 << 20, accepts: "a whole number of megabytes from 0 to 65536") {
                 Int($0).flatMap { (0...65_536).contains($0) ? $0 << 20 : nil }
             },
             prices: prices, playgroundEnabled: reader.flag("CHORUS_PLAYGROUND", default: !production))
@@ -205,6 +208,7 @@ public struct ChorusConfiguration: Sendable {
         configuration.callDestinations = CallDestinationSettings.load(from: &reader, callerID: twilio?.fromNumber ?? sandboxCallerID)
         configuration.callDisclosure = loadCallDisclosure(from: &reader, production: production)
         configuration.callCosts = CallCostSettings.load(from: &reader)
+        configuration.sandboxSpeech = SandboxSpeechChoice.load(from: &reader)
         if !reader.problems.isEmpty { throw ConfigurationError(problems: reader.problems) }
         return configuration
     }

@@ -54,7 +54,10 @@ extension ChorusConfiguration {
                     "CHORUS_MAX_REALTIME_CONNECTIONS", default: standard.perInstance, parse: EnvironmentReader.integer(in: 1...1_000_000)),
                 sendQueueBytes: reader.value(
                     "CHORUS_WS_SEND_QUEUE_BYTES", default: standard.sendQueueBytes, parse: EnvironmentReader.integer(in: 1_024...(256 << 20))),
-                inboundMessages: reader.value("CHORUS_WS_MESSAGE_RATE", default: standard.inboundMessages) { text in
+                inboundMessages: reader.value(
+                    "CHORUS_WS_MESSAGE_RATE", default: standard.inboundMessages,
+                    accepts: "messages/seconds such as 50/10: a whole number from 1 to 100000, a number of seconds above 0, at most 3600"
+                ) { text in
                     let numbers = text.split(separator: "/")
                     guard numbers.count == 2, let limit = Int(numbers[0]), let window = Double(numbers[1]),
                         (1...100_000).contains(limit), window > 0, window <= 3_600
@@ -89,7 +92,10 @@ extension ChorusConfiguration {
                 trialCallsPerDay: count("CHORUS_TRIAL_CALLS_PER_DAY", defaults.trialCallsPerDay),
                 signupsPerAddress: count("CHORUS_SIGNUPS_PER_IP", defaults.signupsPerAddress),
                 signupsPerNetwork: count("CHORUS_SIGNUPS_PER_NETWORK", defaults.signupsPerNetwork),
-                network: reader.value("CHORUS_SIGNUP_NETWORK_PREFIXES", default: defaults.network) { text in
+                network: reader.value(
+                    "CHORUS_SIGNUP_NETWORK_PREFIXES", default: defaults.network,
+                    accepts: "two prefix lengths such as 24,56: IPv4 from 8 to 32, then IPv6 from 16 to 128"
+                ) { text in
                     let parts = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
                     guard parts.count == 2, let v4 = parts[0], let v6 = parts[1], (8...32).contains(v4), (16...128).contains(v6) else { return nil }
                     return NetworkPrefix(ipv4PrefixLength: v4, ipv6PrefixLength: v6)
@@ -99,6 +105,9 @@ extension ChorusConfiguration {
 }
 
 extension ChorusConfiguration.RateLimits {
+    /// What ``parse(_:)`` accepts.
+    static let accepts = "off, default, or limits such as user=600/60,calls=20/60,auth=30/60 (requests/seconds up to 86400 for user, calls or auth; none turns one off)"
+
     /// Parses `off`, `default`, or `user=600/60,calls=20/60,auth=30/60` (requests/seconds; `none` disables one).
     static func parse(_ text: String) -> Self? {
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()

@@ -5,10 +5,10 @@ extension PlanCatalog {
     /// The standard plans with the `CHORUS_TRIAL_*`, `CHORUS_BASIC_*`, `CHORUS_PREMIUM_*` and `CHORUS_ADDON_*` overrides.
     static func load(from reader: inout EnvironmentReader) -> PlanCatalog {
         var catalog = PlanCatalog.standard
-        func positive(_ text: String) -> Int? { Int(text).flatMap { $0 > 0 ? $0 : nil } }
-        func nonNegative(_ text: String) -> Int? { Int(text).flatMap { $0 >= 0 ? $0 : nil } }
+        let positive = EnvironmentReader.integer(in: 1...Int.max)
+        let nonNegative = EnvironmentReader.integer(in: 0...Int.max)
         // Days become seconds: at most 100 years, so the product always fits (a larger value is refused, not trapped on).
-        func days(_ text: String) -> Int? { positive(text).flatMap { $0 <= 36_500 ? $0 : nil } }
+        let days = EnvironmentReader.integer(in: 1...36_500, of: "days")
         catalog.trial.calls = reader.value("CHORUS_TRIAL_CALLS", default: catalog.trial.calls, parse: nonNegative)
         catalog.trial.period = TimeInterval(reader.value("CHORUS_TRIAL_DAYS", default: 7, parse: days) * 86_400)
         catalog.trial.durationLimitSeconds = reader.value("CHORUS_TRIAL_CALL_SECONDS", default: 60, parse: positive)

@@ -17,7 +17,7 @@ extension ChorusConfiguration {
             let token = reader.string("CHORUS_TWILIO_AUTH_TOKEN")
             let from = reader.string("CHORUS_TWILIO_FROM_NUMBER")
             let apiBase = reader.value(
-                "CHORUS_TWILIO_API_BASE_URL", default: URL(string: "https://api.twilio.com")!, parse: EnvironmentReader.httpURL)
+                "CHORUS_TWILIO_API_BASE_URL", default: URL(string: "https://api.twilio.com")!, parse: EnvironmentReader.httpURLs)
             guard sid != nil || token != nil || from != nil else { return nil }
             guard let sid, let token, let from else {
                 reader.problems.append(
@@ -35,7 +35,7 @@ extension ChorusConfiguration {
         public var baseURL: URL
 
         static func load(from reader: inout EnvironmentReader) -> OpenAIAccount? {
-            let base = reader.value("CHORUS_OPENAI_BASE_URL", default: URL?.none, parse: EnvironmentReader.baseURL)
+            let base = reader.value("CHORUS_OPENAI_BASE_URL", default: URL?.none, parse: EnvironmentReader.baseURLs)
             // A base URL without a key points the bridge at another Realtime-compatible server (e.g. `chorus sandbox`).
             let key = reader.string("CHORUS_OPENAI_API_KEY")
             guard key != nil || base != nil else { return nil }
@@ -50,7 +50,7 @@ extension ChorusConfiguration {
 
         static func load(from reader: inout EnvironmentReader) -> ElevenLabsAccount? {
             let key = reader.string("CHORUS_ELEVENLABS_API_KEY")
-            let base = reader.value("CHORUS_ELEVENLABS_BASE_URL", default: URL?.none, parse: EnvironmentReader.baseURL)
+            let base = reader.value("CHORUS_ELEVENLABS_BASE_URL", default: URL?.none, parse: EnvironmentReader.baseURLs)
             guard key != nil || base != nil else { return nil }
             return ElevenLabsAccount(apiKey: key ?? "", baseURL: base ?? URL(string: "https://api.elevenlabs.io")!)
         }
@@ -58,7 +58,7 @@ extension ChorusConfiguration {
 
     /// S3-compatible object storage when its four keys are set; a problem when only some are.
     static func loadObjectStorage(from reader: inout EnvironmentReader) -> S3BlobStore.Configuration? {
-        let endpoint = reader.value("CHORUS_S3_ENDPOINT", default: URL?.none, parse: EnvironmentReader.httpURL)
+        let endpoint = reader.value("CHORUS_S3_ENDPOINT", default: URL?.none, parse: EnvironmentReader.httpURLs)
         let bucket = reader.string("CHORUS_S3_BUCKET")
         let keyID = reader.string("CHORUS_S3_ACCESS_KEY_ID")
         let secret = reader.string("CHORUS_S3_SECRET_ACCESS_KEY")
@@ -71,7 +71,7 @@ extension ChorusConfiguration {
         return S3BlobStore.Configuration(
             endpoint: endpoint, region: reader.string("CHORUS_S3_REGION") ?? "us-east-1", bucket: bucket, accessKeyID: keyID,
             secretAccessKey: secret,
-            addressing: reader.value("CHORUS_S3_ADDRESSING", default: .path) { S3BlobStore.Configuration.Addressing(rawValue: $0) })
+            addressing: reader.choice("CHORUS_S3_ADDRESSING", default: .path, among: [.path, .virtualHost]))
     }
 
     /// The standard provider prices with `CHORUS_PRICE_TABLE_FILE`'s overrides.

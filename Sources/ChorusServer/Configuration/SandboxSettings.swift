@@ -1,7 +1,20 @@
 import Foundation
 
-// The embedded emulators: the simulated callee's timing and what they keep for inspection.
+// The embedded emulators: the simulated callee's timing, what they keep for inspection and what speaks.
 extension ChorusConfiguration {
+    /// What speaks in the sandbox emulators (`CHORUS_SANDBOX_SPEECH`): sandbox output never depends on what happens to
+    /// be installed, so `espeak-ng` speaks only when asked for (and `chorus serve` then refuses to start without it).
+    public enum SandboxSpeechChoice: String, Sendable, Equatable {
+        /// The built-in deterministic voice-like signal, the same bytes on every machine (the default).
+        case synthetic
+        /// The `espeak-ng` program on the `PATH`, each sandbox voice at its own pitch.
+        case espeakNG = "espeak-ng"
+
+        static func load(from reader: inout EnvironmentReader) -> SandboxSpeechChoice {
+            reader.choice("CHORUS_SANDBOX_SPEECH", default: .synthetic, among: [.synthetic, .espeakNG])
+        }
+    }
+
     /// The simulated callee of the sandbox Twilio.
     public struct SandboxTiming: Sendable, Equatable {
         public var ringSeconds: Double
@@ -9,8 +22,8 @@ extension ChorusConfiguration {
 
         static func load(from reader: inout EnvironmentReader) -> SandboxTiming {
             SandboxTiming(
-                ringSeconds: reader.value("CHORUS_SANDBOX_RING_SECONDS", default: 1) { Double($0).flatMap { $0 >= 0 && $0 <= 3_600 ? $0 : nil } },
-                talkSeconds: reader.value("CHORUS_SANDBOX_TALK_SECONDS", default: 25) { Double($0).flatMap { $0 >= 0 && $0 <= 86_400 ? $0 : nil } }
+                ringSeconds: reader.value("CHORUS_SANDBOX_RING_SECONDS", default: 1, parse: EnvironmentReader.number(in: 0...3_600, of: "seconds")),
+                talkSeconds: reader.value("CHORUS_SANDBOX_TALK_SECONDS", default: 25, parse: EnvironmentReader.number(in: 0...86_400, of: "seconds"))
             )
         }
     }
@@ -28,7 +41,7 @@ extension ChorusConfiguration {
         public var keptAudioBytes: Int
 
         static func load(from reader: inout EnvironmentReader) -> SandboxRetention {
-            func positive(_ text: String) -> Int? { Int(text).flatMap { $0 > 0 ? $0 : nil } }
+            let positive = EnvironmentReader.integer(in: 1...Int.max)
             return SandboxRetention(
                 requestLogEntries: reader.value("CHORUS_SANDBOX_REQUEST_LOG_ENTRIES", default: 2_000, parse: positive),
                 requestLogBytes: reader.value("CHORUS_SANDBOX_REQUEST_LOG_BYTES", default: 4 << 20, parse: positive),

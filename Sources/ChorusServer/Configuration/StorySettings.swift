@@ -36,7 +36,7 @@ extension ChorusConfiguration {
 
         static func load(from reader: inout EnvironmentReader) -> StorySettings {
             func budget(_ key: String, _ defaultUSD: Int64) -> Int64? {
-                reader.value(key, default: Int64?.some(defaultUSD * 1_000_000)) { text -> Int64?? in
+                reader.value(key, default: Int64?.some(defaultUSD * 1_000_000), accepts: EnvironmentReader.dollarAmount + ", or off") { text -> Int64?? in
                     if text == "off" { return .some(nil) }
                     guard let value = EnvironmentReader.microdollars(text) else { return nil }
                     return .some(value)
@@ -48,16 +48,14 @@ extension ChorusConfiguration {
                 imageSize: reader.string("CHORUS_STORIES_IMAGE_SIZE") ?? "1024x1024",
                 imageQuality: reader.string("CHORUS_STORIES_IMAGE_QUALITY") ?? "medium",
                 speechModel: reader.string("CHORUS_STORIES_TTS_MODEL") ?? "gpt-realtime-2.1-mini",
-                moderationModel: reader.value("CHORUS_STORIES_MODERATION_MODEL", default: String?.some("omni-moderation-latest")) {
+                moderationModel: reader.value("CHORUS_STORIES_MODERATION_MODEL", default: String?.some("omni-moderation-latest"), accepts: "a model name, or off") {
                     $0 == "off" ? String?.none : String?.some($0)
                 },
                 illustrationBatchSize: reader.value("CHORUS_STORIES_ILLUSTRATION_BATCH", default: 3, parse: EnvironmentReader.integer(in: 1...8)),
-                illustrationBatchSpacing: reader.value("CHORUS_STORIES_ILLUSTRATION_SPACING_SECONDS", default: 2) {
-                    TimeInterval($0).flatMap { $0 >= 0 && $0 <= 60 ? $0 : nil }
-                },
-                illustrationTimeout: reader.value("CHORUS_STORIES_ILLUSTRATION_TIMEOUT_SECONDS", default: 30) {
-                    TimeInterval($0).flatMap { $0 > 0 && $0 <= 600 ? $0 : nil }
-                },
+                illustrationBatchSpacing: reader.value(
+                    "CHORUS_STORIES_ILLUSTRATION_SPACING_SECONDS", default: 2, parse: EnvironmentReader.number(in: 0...60, of: "seconds")),
+                illustrationTimeout: reader.value(
+                    "CHORUS_STORIES_ILLUSTRATION_TIMEOUT_SECONDS", default: 30, parse: EnvironmentReader.number(above: 0, atMost: 600, of: "seconds")),
                 illustrationAttempts: reader.value("CHORUS_STORIES_ILLUSTRATION_ATTEMPTS", default: 4, parse: EnvironmentReader.integer(in: 1...10)),
                 freeIllustrations: reader.value("CHORUS_STORIES_FREE_ILLUSTRATIONS", default: 3, parse: EnvironmentReader.integer(in: 0...8)),
                 premiumIllustrations: reader.value("CHORUS_STORIES_PREMIUM_ILLUSTRATIONS", default: 8, parse: EnvironmentReader.integer(in: 0...8)),

@@ -30,11 +30,11 @@ public struct TracingSettings: Sendable, Equatable {
 
     static func load(from reader: inout EnvironmentReader) -> TracingSettings {
         var settings = TracingSettings()
-        settings.endpoint = reader.value("CHORUS_OTEL_ENDPOINT", default: URL?.none) { EnvironmentReader.baseURL($0).map(URL?.some) }
-        settings.serviceName = reader.value("CHORUS_OTEL_SERVICE_NAME", default: "chorus") { text in
+        settings.endpoint = reader.value("CHORUS_OTEL_ENDPOINT", default: URL?.none, parse: EnvironmentReader.baseURLs)
+        settings.serviceName = reader.value("CHORUS_OTEL_SERVICE_NAME", default: "chorus", accepts: "a name of at most 255 bytes on one line") { text in
             text.utf8.count <= 255 && !text.contains(where: \.isNewline) ? text : nil
         }
-        settings.otlpProtocol = reader.value("CHORUS_OTEL_PROTOCOL", default: .protobuf) { OTLPProtocol(rawValue: $0.lowercased()) }
+        settings.otlpProtocol = reader.choice("CHORUS_OTEL_PROTOCOL", default: .protobuf, among: [.protobuf, .json])
         settings.sampleRatio = reader.value("CHORUS_OTEL_SAMPLE_RATIO", default: 1, parse: EnvironmentReader.number(in: 0...1))
         return settings
     }

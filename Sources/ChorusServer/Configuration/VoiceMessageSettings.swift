@@ -51,11 +51,10 @@ extension ChorusConfiguration {
                 transcriptionModel: reader.string("CHORUS_VOICE_TRANSCRIPTION_MODEL") ?? "gpt-transcribe",
                 maxUploadBytes: reader.value(
                     "CHORUS_VOICE_MAX_UPLOAD_BYTES", default: 10 * 1024 * 1024, parse: EnvironmentReader.integer(in: 1_024...100 * 1024 * 1024)),
-                maxSeconds: reader.value("CHORUS_VOICE_MAX_SECONDS", default: 120) { Double($0).flatMap { $0 > 0 && $0 <= 3_600 ? $0 : nil } },
-                longFormMaxSeconds: reader.value("CHORUS_VOICE_LONG_FORM_MAX_SECONDS", default: 300) {
-                    Double($0).flatMap { $0 > 0 && $0 <= 3_600 ? $0 : nil }
-                },
-                audioURLLifetime: reader.value("CHORUS_VOICE_AUDIO_URL_TTL", default: 900, parse: EnvironmentReader.number(in: 10...86_400)),
+                maxSeconds: reader.value("CHORUS_VOICE_MAX_SECONDS", default: 120, parse: EnvironmentReader.number(above: 0, atMost: 3_600, of: "seconds")),
+                longFormMaxSeconds: reader.value(
+                    "CHORUS_VOICE_LONG_FORM_MAX_SECONDS", default: 300, parse: EnvironmentReader.number(above: 0, atMost: 3_600, of: "seconds")),
+                audioURLLifetime: reader.value("CHORUS_VOICE_AUDIO_URL_TTL", default: 900, parse: EnvironmentReader.number(in: 10...86_400, of: "seconds")),
                 summaryModel: reader.string("CHORUS_VOICE_SUMMARY_MODEL") ?? "gpt-5.4-mini",
                 speechModel: reader.string("CHORUS_VOICE_TTS_MODEL") ?? "gpt-realtime-2.1-mini",
                 defaultVoice: reader.string("CHORUS_VOICE_DEFAULT_VOICE") ?? "alloy",
@@ -65,18 +64,21 @@ extension ChorusConfiguration {
                     "CHORUS_VOICE_DAILY_GENERATIONS", default: 50, parse: EnvironmentReader.integer(in: 0...Int.max)),
                 freeMonthlyVoiceMessages: reader.value(
                     "CHORUS_VOICE_FREE_MONTHLY_MESSAGES", default: 100, parse: EnvironmentReader.integer(in: 0...Int.max)),
-                dailyBudgetMicrodollars: reader.value("CHORUS_VOICE_DAILY_BUDGET_USD", default: 50_000_000, parse: EnvironmentReader.microdollars),
+                dailyBudgetMicrodollars: reader.value(
+                    "CHORUS_VOICE_DAILY_BUDGET_USD", default: 50_000_000, accepts: EnvironmentReader.dollarAmount, parse: EnvironmentReader.microdollars),
                 monthlyBudgetMicrodollars: reader.value(
-                    "CHORUS_VOICE_MONTHLY_BUDGET_USD", default: 1_000_000_000, parse: EnvironmentReader.microdollars),
+                    "CHORUS_VOICE_MONTHLY_BUDGET_USD", default: 1_000_000_000, accepts: EnvironmentReader.dollarAmount, parse: EnvironmentReader.microdollars),
                 dailyOperationsPerUser: reader.countOrOff("CHORUS_VOICE_USER_DAILY_OPERATIONS", default: 300, in: 0...10_000_000),
                 dailySummariesPerUser: reader.value("CHORUS_VOICE_DAILY_SUMMARIES", default: 20, parse: EnvironmentReader.integer(in: 0...100_000)),
                 retentionSweepInterval: reader.value(
-                    "CHORUS_VOICE_RETENTION_SWEEP_SECONDS", default: 3_600, parse: EnvironmentReader.number(in: 1...86_400)),
-                speechCacheLifetime: reader.value("CHORUS_VOICE_SPEECH_CACHE_DAYS", default: 30 * 86_400) {
+                    "CHORUS_VOICE_RETENTION_SWEEP_SECONDS", default: 3_600, parse: EnvironmentReader.number(in: 1...86_400, of: "seconds")),
+                speechCacheLifetime: reader.value(
+                    "CHORUS_VOICE_SPEECH_CACHE_DAYS", default: 30 * 86_400, accepts: "a whole number of days from 7 to 3650"
+                ) {
                     // At least the 7 days a summary (and its narration) is served from the cache.
                     Int($0).flatMap { (7...3_650).contains($0) ? TimeInterval($0 * 86_400) : nil }
                 },
-                urgencyByModel: reader.value("CHORUS_VOICE_URGENCY", default: true) {
+                urgencyByModel: reader.value("CHORUS_VOICE_URGENCY", default: true, accepts: "model or keywords") {
                     switch $0 {
                     case "model": true
                     case "keywords": false
