@@ -95,12 +95,16 @@ final class APISession: Sendable {
         let first = try await perform(request, accessToken: tokens.accessToken)
         guard first.response.statusCode == 401 else { return try Self.check(first) }
 
-        // The access token was refused (expired, or garbage): renew the session once, shared with every other
+        // The access token was refused (expired — `WWW-Authenticate: Bearer error="invalid_token",
+        // error_description="The access token expired"` — or garbage): renew the session once, shared with every other
         // request refused at the same time, and replay the identical request (same Idempotency-Key).
         let renewed = try await refresher.tokens(replacing: tokens.accessToken) { try await self.refresh(with: $0) }
         let second = try await perform(request, accessToken: renewed.accessToken)
         if second.response.statusCode == 401 {
-            // A fresh token refused too: the account or session is gone.
+            // A renewed token called expired: the session holds (the refresh token was accepted), the server's clock
+            // does not agree with the token's lifetime. Keep the session.
+            if ChorusError.isTokenExpired(second.response) { throw ChorusError.tokenExpired }
+            // A fresh token refused otherwise: the account or session is gone.
             try await tokenStore.clear(ifHolding: renewed)
             throw ChorusError.signedOut
         }

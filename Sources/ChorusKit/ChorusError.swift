@@ -26,6 +26,11 @@ public enum ChorusError: Error, LocalizedError {
     case refused(Refusal)
     /// 401 to a request that carries credentials but no session, e.g. a login with a wrong email or password.
     case unauthorized
+    /// 401 `invalid_token` "The access token expired", even for a freshly renewed access token: the server's clock
+    /// runs ahead of the token's lifetime. An expired access token is otherwise renewed by itself (`POST /auth/refresh`,
+    /// once for all the requests refused at the same time) and the request replayed, so this reaches the app only when
+    /// the renewal did not help. The session is kept: try again later; signing in again is not needed.
+    case tokenExpired
     /// There is no session, or the server ended it (refresh token expired, revoked or reused): the stored tokens
     /// are gone and the user must sign in again.
     case signedOut
@@ -58,6 +63,8 @@ public enum ChorusError: Error, LocalizedError {
             return errors.map { "\(Self.label(forField: $0.field)): \($0.message)" }.joined(separator: "\n")
         case .unauthorized:
             return "The email or password is incorrect."
+        case .tokenExpired:
+            return "Your sign-in could not be renewed just now. Please try again in a moment."
         case .signedOut:
             return "Your session has ended. Please sign in again."
         case .notFound:
@@ -92,7 +99,7 @@ public enum ChorusError: Error, LocalizedError {
         let decoder = ChorusJSON.makeDecoder()
         switch status {
         case 401:
-            return .unauthorized
+            return isTokenExpired(response) ? .tokenExpired : .unauthorized
         case 402:
             if let payload = try? decoder.decode(PaymentRequiredResponse.self, from: body) {
                 return .paymentRequired(PaymentRequired(payload.detail))
@@ -112,6 +119,15 @@ public enum ChorusError: Error, LocalizedError {
         }
         let detail = (try? decoder.decode(ErrorResponse.self, from: body))?.detail
         return .api(status: status, detail: detail ?? HTTPURLResponse.localizedString(forStatusCode: status).capitalized)
+    }
+
+    /// Whether a 401 says the access token expired: `WWW-Authenticate: Bearer error="invalid_token",
+    /// error_description="The access token expired"` (RFC 6750 §3). Other refusals (garbage, a revoked session) have
+    /// no such description.
+    static func isTokenExpired(_ response: HTTPURLResponse) -> Bool {
+        guard let challenge = response.header("WWW-Authenticate")?.lowercased(), challenge.hasPrefix("bearer") else { return false }
+        let compact = challenge.replacingOccurrences(of: " ", with: "")
+        return compact.contains(#"error="invalid_token""#) && compact.contains(#"error_description="theaccesstokenexpired""#)
     }
 
     /// The longest `Retry-After` kept as it is (a year); longer ones are clamped to it.

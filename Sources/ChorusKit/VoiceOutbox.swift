@@ -322,7 +322,7 @@ public actor VoiceOutbox {
         }
         let message = chorusError.errorDescription ?? "\(chorusError)"
         switch chorusError {
-        case .network, .server, .rateLimited, .signedOut, .unauthorized, .decoding:
+        case .network, .server, .rateLimited, .signedOut, .unauthorized, .tokenExpired, .decoding:
             return nil
         case .paymentRequired:
             return Entry.Failure(status: 402, message: message)

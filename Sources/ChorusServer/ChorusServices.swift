@@ -143,7 +143,15 @@ extension Request {
         if let contentType = headers.contentType, contentType != .json, contentType.subType != "json" {
             throw APIError.detail(.unsupportedMediaType, "Content-Type must be application/json")
         }
-        return try ChorusJSON.makeDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+        let data = Data(buffer.readableBytesView)
+        let decoder = ChorusJSON.makeDecoder()
+        do {
+            return try decoder.decode(T.self, from: data)
+        } catch let error as DecodingError {
+            // Every bad field, not only the first the decoder met.
+            throw APIError.validation(
+                summary: "Validation error", errors: BodyFieldErrors.all(T.self, body: data, first: error, decoder: decoder))
+        }
     }
 
     /// Like ``decodeJSON(_:)`` but an empty body is `nil`.

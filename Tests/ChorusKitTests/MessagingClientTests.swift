@@ -243,6 +243,7 @@ extension ChorusError {
         case .unauthorized: 401
         case .notFound: 404
         case .server(let status, _), .api(let status, _): status
+        case .tokenExpired: 401
         case .signedOut, .network, .decoding: nil
         }
     }

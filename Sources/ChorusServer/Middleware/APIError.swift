@@ -12,8 +12,12 @@ enum APIError: Error {
     case paymentRequired(PaymentRequiredResponse)
     /// 401 `{"detail":"Not authenticated"}`: no bearer token.
     case notAuthenticated
-    /// 401 `{"detail":"Could not validate credentials"}`: a bad, expired or wrong-type token.
+    /// 401 `{"detail":"Could not validate credentials"}` with `WWW-Authenticate: Bearer error="invalid_token"`: a bad or
+    /// wrong-type token, or one of a session or account that no longer holds.
     case invalidCredentials
+    /// 401 with `WWW-Authenticate: Bearer error="invalid_token", error_description="The access token expired"`: a
+    /// genuine access token past its expiry; the client refreshes it (`POST /auth/refresh`) or signs in again.
+    case tokenExpired
     /// 429 with `Retry-After`.
     case rateLimited(retryAfter: Int, limit: Int, window: Int)
     /// 503 with `Retry-After`: a provider the request needs cannot be reached; nothing changed.

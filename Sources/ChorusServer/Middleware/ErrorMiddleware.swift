@@ -57,9 +57,15 @@ struct ChorusErrorMiddleware: AsyncMiddleware {
                 headers.replaceOrAdd(name: .wwwAuthenticate, value: "Bearer")
                 body = ErrorResponse(detail: "Not authenticated")
             case .invalidCredentials:
+                // RFC 6750 §3: a token was presented and refused.
                 status = .unauthorized
-                headers.replaceOrAdd(name: .wwwAuthenticate, value: "Bearer")
+                headers.replaceOrAdd(name: .wwwAuthenticate, value: #"Bearer error="invalid_token""#)
                 body = ErrorResponse(detail: "Could not validate credentials")
+            case .tokenExpired:
+                status = .unauthorized
+                headers.replaceOrAdd(
+                    name: .wwwAuthenticate, value: #"Bearer error="invalid_token", error_description="The access token expired""#)
+                body = ErrorResponse(detail: "The access token expired: refresh it (POST /auth/refresh) or sign in again")
             case .rateLimited(let retryAfter, let limit, let window):
                 status = .tooManyRequests
                 headers.replaceOrAdd(name: .retryAfter, value: String(retryAfter))
@@ -148,9 +154,9 @@ extension FieldError {
         case .keyNotFound(let key, let context):
             self.init(field: path(context.codingPath + [key]), message: "Field required")
         case .typeMismatch(let type, let context):
-            self.init(field: path(context.codingPath), message: "Expected \(Self.describe(type))")
+            self.init(field: path(context.codingPath).nonEmpty ?? "body", message: "Expected \(Self.describe(type))")
         case .valueNotFound(let type, let context):
-            self.init(field: path(context.codingPath), message: "Expected \(Self.describe(type)), got null")
+            self.init(field: path(context.codingPath).nonEmpty ?? "body", message: "Expected \(Self.describe(type)), got null")
         case .dataCorrupted(let context):
             let field = path(context.codingPath)
             self.init(
@@ -168,7 +174,20 @@ extension FieldError {
         case is Int.Type, is Int64.Type: "an integer"
         case is Bool.Type: "a boolean"
         case is Double.Type: "a number"
-        default: "a value of type \(type)"
+        default:
+            // The decoder names containers `Array<Any>` and `Dictionary<String, Any>`.
+            if String(describing: type).hasPrefix("Array<") {
+                "an array"
+            } else if String(describing: type).hasPrefix("Dictionary<") {
+                "an object"
+            } else {
+                "a value of type \(type)"
+            }
         }
     }
+}
+
+extension String {
+    /// The string, or `nil` when it is empty.
+    fileprivate var nonEmpty: String? { isEmpty ? nil : self }
 }

@@ -23,10 +23,20 @@ struct AccessTokenClaims: JWTPayload {
         case sid
     }
 
+    /// The type first: only a genuine access token (signature checked before this) can read as expired.
     func verify(using algorithm: some JWTAlgorithm) async throws {
-        try exp.verifyNotExpired()
         guard typ == Self.accessType else { throw JWTError.claimVerificationFailure(failedClaim: nil, reason: "not an access token") }
+        try exp.verifyNotExpired()
     }
+}
+
+/// The verdict on a presented access token.
+enum AccessTokenCheck: Sendable {
+    case valid(AccessTokenClaims)
+    /// Genuine, but past its `exp`: the client should refresh it.
+    case expired
+    /// Malformed, badly signed, not an access token.
+    case invalid
 }
 
 /// Issues and verifies tokens: short-lived HS256 access JWTs with one configured key, and opaque refresh tokens
@@ -55,14 +65,22 @@ struct TokenIssuer: Sendable {
         return try await keys.sign(claims, kid: Self.keyID)
     }
 
-    /// The verified claims, or `nil` for any invalid or expired token. Expiry is wall-clock time, as JWTKit checks it.
-    func verifyAccessToken(_ token: String) async -> AccessTokenClaims? {
+    /// What an access token is worth: its verified claims, or why it is refused. `expired` is said only of a token this
+    /// server signed as an access token (signature and type checked) whose `exp` has passed; everything else is
+    /// `invalid`. Expiry is wall-clock time, as JWTKit checks it.
+    func checkAccessToken(_ token: String) async -> AccessTokenCheck {
         if let claims = verified.claims(for: token) {
-            return claims.exp.value > Date() ? claims : nil
+            return claims.exp.value > Date() ? .valid(claims) : .expired
         }
-        guard let claims = try? await keys.verify(token, as: AccessTokenClaims.self) else { return nil }
-        verified.insert(claims, for: token)
-        return claims
+        do {
+            let claims = try await keys.verify(token, as: AccessTokenClaims.self)
+            verified.insert(claims, for: token)
+            return .valid(claims)
+        } catch let error as JWTError where error.errorType == .claimVerificationFailure && error.failedClaim is ExpirationClaim {
+            return .expired
+        } catch {
+            return .invalid
+        }
     }
 
     /// A new opaque token (256 random bits, base64url) and the hash that is stored: refresh tokens, console sessions.

@@ -56,7 +56,12 @@ struct UserAuthenticator: AsyncMiddleware {
         } else {
             throw APIError.notAuthenticated
         }
-        guard let claims = await services.tokens.verifyAccessToken(token) else { throw APIError.invalidCredentials }
+        let claims: AccessTokenClaims
+        switch await services.tokens.checkAccessToken(token) {
+        case .valid(let valid): claims = valid
+        case .expired: throw APIError.tokenExpired
+        case .invalid: throw APIError.invalidCredentials
+        }
         let user = AuthenticatedUser(id: claims.sub.value, sessionID: claims.sid)
         guard try await services.sessions.isActive(sessionID: user.sessionID, userID: user.id, store: request.store) else {
             throw APIError.invalidCredentials
