@@ -25,7 +25,8 @@ struct SandboxCommand: AsyncParsableCommand {
         abstract: "Run the provider emulators standalone (Twilio REST + Media Streams, OpenAI Realtime, App Store).",
         discussion: """
             Prints the CHORUS_* settings that point `chorus serve` at them. Every request and WebSocket message \
-            they receive is listed at GET /requests.
+            they receive is listed at GET /requests. They speak with a built-in synthetic voice; \
+            CHORUS_SANDBOX_SPEECH=espeak-ng makes espeak-ng (which must be installed) speak instead.
             """
     )
 
