@@ -222,11 +222,17 @@ public struct ConsoleUserDTO: Codable, Sendable, Equatable {
     public var totalCalls: Int
     /// AI provider consumption this month (UTC).
     public var providerUsage: [UsageItem]
+    /// App sessions (refresh-token families) not revoked.
+    public var activeSessions: Int
+    /// The 20 most recent stories.
+    public var recentStories: [ConsoleStorySummaryDTO]
 
     public init(
         id: String, email: String, role: String, createdAt: Date, usage: UsageStatsResponse, subscriptions: [ConsoleSubscriptionDTO],
-        recentCalls: [CallHistoryItem], totalCalls: Int, providerUsage: [UsageItem]
+        recentCalls: [CallHistoryItem], totalCalls: Int, providerUsage: [UsageItem], activeSessions: Int, recentStories: [ConsoleStorySummaryDTO]
     ) {
+        self.activeSessions = activeSessions
+        self.recentStories = recentStories
         self.id = id
         self.email = email
         self.role = role
@@ -244,6 +250,8 @@ public struct ConsoleUserDTO: Codable, Sendable, Equatable {
         case recentCalls = "recent_calls"
         case totalCalls = "total_calls"
         case providerUsage = "provider_usage"
+        case activeSessions = "active_sessions"
+        case recentStories = "recent_stories"
     }
 }
 
@@ -374,5 +382,138 @@ public struct ConsoleProviderHealthDTO: Codable, Sendable, Equatable {
         case p95Ms = "p95_ms"
         case lastFailureAt = "last_failure_at"
         case lastFailure = "last_failure"
+    }
+}
+
+/// `GET /console/api/lookup?q=`: what one search box found. The server reads `q` as an email, a phone number (E.164,
+/// spaces, dashes, dots and brackets ignored, `00` read as `+`), a Twilio call SID (`CA…`), a call id (digits) or a
+/// user or story id, and answers every match: one for a unique key, several when the input is ambiguous (a number
+/// several users called, an id that is both a user's and a story's).
+public struct ConsoleLookupDTO: Codable, Sendable, Equatable {
+    /// The input as read (trimmed; a phone number normalised to E.164).
+    public var query: String
+    /// `email`, `phone_number`, `call_sid`, `call_id` or `id`.
+    public var keyKind: String
+    public var matches: [ConsoleLookupMatchDTO]
+    /// For a phone number: whether it is on the do-not-call list (looked up by its keyed hash); else `nil`.
+    public var onDoNotCallList: Bool?
+
+    public init(query: String, keyKind: String, matches: [ConsoleLookupMatchDTO], onDoNotCallList: Bool?) {
+        self.query = query
+        self.keyKind = keyKind
+        self.matches = matches
+        self.onDoNotCallList = onDoNotCallList
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case query, matches
+        case keyKind = "key_kind"
+        case onDoNotCallList = "on_do_not_call_list"
+    }
+}
+
+/// One thing a console look-up found: open it with `GET /console/api/{users|calls|stories}/{id}`.
+public struct ConsoleLookupMatchDTO: Codable, Sendable, Equatable {
+    /// `user`, `call` or `story`.
+    public var kind: String
+    public var id: String
+    /// A line that names it for a person (an email; a call's masked number, status and time; a story's title).
+    public var label: String
+    /// The owner of a call or story (the user itself for a user).
+    public var userID: String
+    public var userEmail: String
+
+    public init(kind: String, id: String, label: String, userID: String, userEmail: String) {
+        self.kind = kind
+        self.id = id
+        self.label = label
+        self.userID = userID
+        self.userEmail = userEmail
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case kind, id, label
+        case userID = "user_id"
+        case userEmail = "user_email"
+    }
+}
+
+/// A story in an account's console view.
+public struct ConsoleStorySummaryDTO: Codable, Sendable, Equatable {
+    public var id: String
+    public var title: String?
+    public var heroName: String
+    /// `in_progress`, `ready`, `failed` or `cancelled`.
+    public var status: String
+    public var createdAt: Date
+
+    public init(id: String, title: String?, heroName: String, status: String, createdAt: Date) {
+        self.id = id
+        self.title = title
+        self.heroName = heroName
+        self.status = status
+        self.createdAt = createdAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, title, status
+        case heroName = "hero_name"
+        case createdAt = "created_at"
+    }
+}
+
+/// A job that failed for good, which an operator can run again (`POST /console/api/jobs/{job_id}/rerun`).
+public struct ConsoleFailedJobDTO: Codable, Sendable, Equatable {
+    public var id: Int
+    public var kind: String
+    public var lastError: String?
+
+    public init(id: Int, kind: String, lastError: String?) {
+        self.id = id
+        self.kind = kind
+        self.lastError = lastError
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind
+        case lastError = "last_error"
+    }
+}
+
+/// `GET /console/api/stories/{story_id}`: the story as the app sees it (its fields at the top level), its owner and
+/// its jobs that failed for good.
+public struct ConsoleStoryDetailDTO: Codable, Sendable, Equatable {
+    public var story: StoryDTO
+    public var userID: String
+    public var userEmail: String
+    public var failedJobs: [ConsoleFailedJobDTO]
+
+    public init(story: StoryDTO, userID: String, userEmail: String, failedJobs: [ConsoleFailedJobDTO]) {
+        self.story = story
+        self.userID = userID
+        self.userEmail = userEmail
+        self.failedJobs = failedJobs
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case userEmail = "user_email"
+        case failedJobs = "failed_jobs"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        story = try StoryDTO(from: decoder)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        userID = try c.decode(String.self, forKey: .userID)
+        userEmail = try c.decode(String.self, forKey: .userEmail)
+        failedJobs = try c.decode([ConsoleFailedJobDTO].self, forKey: .failedJobs)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try story.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(userID, forKey: .userID)
+        try c.encode(userEmail, forKey: .userEmail)
+        try c.encode(failedJobs, forKey: .failedJobs)
     }
 }

@@ -35,8 +35,10 @@ extension API.Operations {
     public static let consoleUser = Endpoint<NoContent, ConsoleUserDTO>(.get, "/console/api/users/{user_id}")
     /// `GET /console/api/calls/{call_id}`: a call's detail, the number masked, and what it cost.
     public static let consoleCall = Endpoint<NoContent, ConsoleCallDetailDTO>(.get, "/console/api/calls/{call_id}")
-    /// `GET /console/api/stories/{story_id}`: a story with its stages, files and costs.
-    public static let consoleStory = Endpoint<NoContent, StoryDTO>(.get, "/console/api/stories/{story_id}")
+    /// `GET /console/api/stories/{story_id}`: a story with its stages, files and costs, its owner and failed jobs.
+    public static let consoleStory = Endpoint<NoContent, ConsoleStoryDetailDTO>(.get, "/console/api/stories/{story_id}")
+    /// `GET /console/api/lookup?q=`: users, calls and stories by email, phone number, call SID, call id or id.
+    public static let consoleLookup = Endpoint<NoContent, ConsoleLookupDTO>(.get, "/console/api/lookup")
     /// `POST /console/api/users/{user_id}/revoke-sessions`: signs a user out everywhere.
     public static let consoleRevokeSessions = Endpoint<NoContent, ConsoleActionResultDTO>(.post, "/console/api/users/{user_id}/revoke-sessions")
     /// `POST /console/api/users/{user_id}/grant-calls`: adds calls to a user's quota.
@@ -60,7 +62,7 @@ extension API.Operations {
     public static let endpoints: [AnyEndpoint] = [
         health.erased, openAPI.erased, metrics.erased, playground.erased, asset.erased,
         consoleLoginPage.erased, consoleLogin.erased, consolePage.erased, consoleLogout.erased,
-        consoleOverview.erased, consoleLive.erased, consoleAudit.erased, consoleUser.erased, consoleCall.erased, consoleStory.erased,
+        consoleOverview.erased, consoleLive.erased, consoleAudit.erased, consoleUser.erased, consoleCall.erased, consoleStory.erased, consoleLookup.erased,
         consoleRevokeSessions.erased, consoleGrantCalls.erased, consoleRefundCall.erased, consoleRerunJob.erased,
         consoleReports.erased, consoleReportStatus.erased, consoleOptOuts.erased, consoleRemoveOptOut.erased,
     ]

@@ -32,6 +32,7 @@ struct ConsoleController: RouteCollection {
         authed.on(API.Operations.consoleUser, use: user)
         authed.on(API.Operations.consoleCall, use: call)
         authed.on(API.Operations.consoleStory, use: story)
+        authed.on(API.Operations.consoleLookup, use: lookup)
         authed.on(API.Operations.consoleRevokeSessions, use: revokeSessions)
         authed.on(API.Operations.consoleGrantCalls, use: grantCalls)
         authed.on(API.Operations.consoleRefundCall, use: refundCall)
@@ -123,7 +124,7 @@ struct ConsoleController: RouteCollection {
 
     // MARK: - API
 
-    /// Calls, accounts by plan, spend against budgets, the job queue, App Store notifications and provider health.
+    /// Calls, accounts by current plan, spend against budgets, the job queue, App Store notifications and provider health.
     @Sendable
     func overview(_ req: Request) async throws -> ConsoleOverviewDTO {
         let now = services.now()
@@ -141,10 +142,7 @@ struct ConsoleController: RouteCollection {
             endedReasons: figures.endedReasons.map { ConsoleCountDTO(name: $0.0, count: $0.1) },
             averageDurationSeconds: figures.averageDuration, averageLimitSeconds: figures.averageLimit,
             perHour: (0..<24).map { figures.callsPerHour[currentHour - 23 + Int64($0)] ?? 0 })
-        var tiers: [String: Int] = [:]
-        for (product, users) in figures.activeSubscriptions {
-            tiers[services.entitlements.tier(of: product)?.rawValue ?? "add_on", default: 0] += users
-        }
+        let tiers = try await Self.usersByPlan(req.store, services.entitlements, now: now)
         let users = ConsoleUsersDTO(
             total: figures.users, byPlan: tiers.sorted { $0.key < $1.key }.map { ConsoleCountDTO(name: $0.key, count: $0.value) })
         let days = (0..<14).map { "day:" + VoiceUsagePolicy.period(now.addingTimeInterval(Double($0 - 13) * 86_400), monthly: false) }
@@ -177,6 +175,20 @@ struct ConsoleController: RouteCollection {
                     failuresByKind: item.failuresByKind.sorted { $0.key < $1.key }.map { ConsoleCountDTO(name: $0.key, count: $0.value) },
                     p50Ms: item.p50Milliseconds, p95Ms: item.p95Milliseconds, lastFailureAt: item.lastFailureAt, lastFailure: item.lastFailure)
             })
+    }
+
+    /// Users with an active plan, by the tier of the plan that decides their limits now (``EntitlementEvaluator/current``):
+    /// a user who upgraded from basic to premium holds both subscriptions until the basic one lapses, and counts once,
+    /// as premium.
+    static func usersByPlan(_ store: ChorusStore, _ entitlements: EntitlementEvaluator, now: Date) async throws -> [String: Int] {
+        let byUser = Dictionary(grouping: try await store.console.possiblyActiveSubscriptions(now: now), by: \.userID)
+        var tiers: [String: Int] = [:]
+        for subscriptions in byUser.values {
+            if let current = entitlements.current(subscriptions.map(\.snapshot), at: now), current.isActive {
+                tiers[current.tier.rawValue, default: 0] += 1
+            }
+        }
+        return tiers
     }
 
     /// `GET /console/api/live`: server-sent events of the calls in progress. A `calls` event (``ConsoleLiveDTO``) when
@@ -245,7 +257,7 @@ struct ConsoleController: RouteCollection {
     // MARK: - Drill-down
 
     /// An account: role, the app's usage figures, subscriptions, recent calls (numbers masked), this month's AI
-    /// consumption. Never the password hash.
+    /// consumption, app sessions not revoked, recent stories. Never the password hash.
     @Sendable
     func user(_ req: Request) async throws -> ConsoleUserDTO {
         guard let id = req.parameters.get("user_id"), let account = try await req.store.console.consoleUser(id: id) else {
@@ -271,7 +283,12 @@ struct ConsoleController: RouteCollection {
             id: id, email: account.email, role: account.role, createdAt: account.createdAt,
             usage: UsageReport.usageStats(position, account: usageAccount, windows: windows, tally: tally), subscriptions: subscriptions,
             recentCalls: history.calls.compactMap(\.historyItem).map(Self.masked), totalCalls: history.total,
-            providerUsage: try await req.store.metering.usageTotals(userID: id, since: month).map(UsageItem.init))
+            providerUsage: try await req.store.metering.usageTotals(userID: id, since: month).map(UsageItem.init),
+            activeSessions: try await req.store.console.activeSessionCount(userID: id),
+            recentStories: try await req.store.stories.stories(userID: id, before: nil, limit: 20).map { story in
+                ConsoleStorySummaryDTO(
+                    id: story.id, title: story.title, heroName: story.snapshot.heroName, status: Self.storyStatus(story), createdAt: story.createdAt)
+            })
     }
 
     /// A call: timeline, ended reason, transcript, latency figures, what it cost (issue 18); the number masked.
@@ -285,13 +302,17 @@ struct ConsoleController: RouteCollection {
         return ConsoleCallDetailDTO(detail: detail, cost: UsageCostDTO(usdMicros: costs.clampedSum { $0.usdMicros }, items: costs.map(UsageItem.init)))
     }
 
-    /// A story: its stages, text, scenes, files and costs.
+    /// A story: its stages, text, scenes, files and costs, its owner and its jobs that failed for good.
     @Sendable
-    func story(_ req: Request) async throws -> StoryDTO {
-        guard let id = req.parameters.get("story_id"), let record = try await req.store.stories.story(id: id, userID: nil), record.cancelledAt == nil else {
+    func story(_ req: Request) async throws -> ConsoleStoryDetailDTO {
+        guard let id = req.parameters.get("story_id"), let record = try await req.store.stories.story(id: id, userID: nil), record.cancelledAt == nil,
+            let email = try await req.store.console.consoleUserEmail(id: record.userID)
+        else {
             throw APIError.notFound("Story not found")
         }
-        return try await services.storyDTO(record, store: req.store)
+        return ConsoleStoryDetailDTO(
+            story: try await services.storyDTO(record, store: req.store), userID: record.userID, userEmail: email,
+            failedJobs: try await req.store.console.failedJobs(storyID: id).map { ConsoleFailedJobDTO(id: $0.id, kind: $0.kind, lastError: $0.lastError) })
     }
 
     static func masked(_ item: CallHistoryItem) -> CallHistoryItem {

@@ -107,7 +107,6 @@ struct ConsoleFigures: Sendable {
     var averageLimit: Double?
     var callsPerHour: [Int64: Int] = [:]
     var users = 0
-    var activeSubscriptions: [(productID: String, users: Int)] = []
     var jobs: [String: Int] = [:]
     var failedJobsByKind: [(String, Int)] = []
     var notifications: [(String, Int)] = []
@@ -115,7 +114,7 @@ struct ConsoleFigures: Sendable {
 }
 
 extension ConsoleStore {
-    /// Counts for the console: calls since `dayStart` and per hour since `hoursSince`, accounts, active subscriptions,
+    /// Counts for the console: calls since `dayStart` and per hour since `hoursSince`, accounts,
     /// the job queue, App Store notifications by outcome, and each feature's spend per day since `spendSince`.
     func consoleFigures(now: Date, dayStart: Date, hoursSince: Date, spendSince: String) async throws -> ConsoleFigures {
         var figures = ConsoleFigures()
@@ -155,12 +154,6 @@ extension ConsoleStore {
             figures.callsPerHour[try row.decode(column: "hour", as: Int64.self)] = try row.int("n")
         }
         figures.users = try await reader.raw("SELECT COUNT(*) AS n FROM users").first()?.int("n") ?? 0
-        figures.activeSubscriptions = try await reader.raw(
-            """
-            SELECT product_id, COUNT(DISTINCT user_id) AS n FROM app_store_subscriptions
-            WHERE expires_at > \(bind: now.epochMillis) AND revoked_at IS NULL GROUP BY product_id
-            """
-        ).all().map { (try $0.string("product_id"), try $0.int("n")) }
         for row in try await reader.raw("SELECT status, COUNT(*) AS n FROM jobs GROUP BY status").all() {
             figures.jobs[try row.string("status")] = try row.int("n")
         }
@@ -226,5 +219,79 @@ extension ConsoleStore {
         try await reader.raw("SELECT email, role, created_at FROM users WHERE id = \(bind: id)").first().map {
             (try $0.string("email"), try $0.string("role"), try $0.date("created_at"))
         }
+    }
+}
+
+/// A call found by a console look-up, with its owner.
+struct ConsoleCallMatch: Sendable, Equatable {
+    var id: Int
+    var userID: String
+    var userEmail: String
+    var phoneNumber: String
+    var status: String
+    var createdAt: Date
+}
+
+extension ConsoleStore {
+    /// The console's look-ups: an account by email or id, calls by number, SID or id, a story's owner.
+    func consoleUser(email: String) async throws -> (id: String, email: String)? {
+        try await reader.raw("SELECT id, email FROM users WHERE email = \(bind: email)").first().map { (try $0.string("id"), try $0.string("email")) }
+    }
+
+    func consoleUserEmail(id: String) async throws -> String? {
+        try await reader.raw("SELECT email FROM users WHERE id = \(bind: id)").first().map { try $0.string("email") }
+    }
+
+    /// The 50 most recent calls to `phoneNumber` (as stored: E.164).
+    func consoleCalls(phoneNumber: String) async throws -> [ConsoleCallMatch] {
+        try await consoleCalls(where: "c.phone_number = \(bind: phoneNumber)")
+    }
+
+    func consoleCalls(callSid: String) async throws -> [ConsoleCallMatch] {
+        try await consoleCalls(where: "c.call_sid = \(bind: callSid)")
+    }
+
+    func consoleCalls(id: Int64) async throws -> [ConsoleCallMatch] {
+        try await consoleCalls(where: "c.id = \(bind: id)")
+    }
+
+    private func consoleCalls(where condition: SQLQueryString) async throws -> [ConsoleCallMatch] {
+        try await reader.raw(
+            """
+            SELECT c.id, c.user_id, u.email, c.phone_number, c.status, c.created_at FROM calls c JOIN users u ON u.id = c.user_id
+            WHERE \(condition) ORDER BY c.id DESC LIMIT 50
+            """
+        ).all().map { row in
+            ConsoleCallMatch(
+                id: try row.int("id"), userID: try row.string("user_id"), userEmail: try row.string("email"),
+                phoneNumber: try row.string("phone_number"), status: try row.string("status"), createdAt: try row.date("created_at"))
+        }
+    }
+
+    /// App sessions (refresh-token families) of the account not revoked.
+    func activeSessionCount(userID: String) async throws -> Int {
+        try await reader.raw("SELECT COUNT(*) AS n FROM refresh_families WHERE user_id = \(bind: userID) AND revoked_at IS NULL").first()?.int("n")
+            ?? 0
+    }
+
+    /// The story's jobs that failed for good (a story's jobs carry its id, or `id#n` for one illustration).
+    func failedJobs(storyID: String) async throws -> [(id: Int, kind: String, lastError: String?)] {
+        try await reader.raw(
+            """
+            SELECT id, kind, last_error FROM jobs WHERE status = 'failed' AND (payload = \(bind: storyID) OR payload LIKE \(bind: storyID + "#%"))
+            ORDER BY id
+            """
+        ).all().map { (try $0.int("id"), try $0.string("kind"), try $0.optionalString("last_error")) }
+    }
+
+    /// Every subscription that may give access at `now` (not revoked, not reported expired, and paid or in a grace
+    /// period then), with its owner: the overview counts each user once, by the plan that decides their limits.
+    func possiblyActiveSubscriptions(now: Date) async throws -> [SubscriptionRecord] {
+        try await reader.raw(
+            """
+            SELECT * FROM app_store_subscriptions WHERE revoked_at IS NULL AND expired_at IS NULL
+            AND (expires_at > \(bind: now.epochMillis) OR grace_expires_at > \(bind: now.epochMillis))
+            """
+        ).all().map(PurchaseStore.subscriptionRecord)
     }
 }
