@@ -21,6 +21,7 @@ extension ChorusApp {
         try app.register(collection: ConversationAudioController(services: services))
         try app.register(collection: StoriesController(services: services))
         try app.register(collection: WebAssetsController(assets: try WebAssets.load()))
+        try app.register(collection: try HomeController(services: services))
         try app.register(collection: ConsoleController(services: services, modelLifecycle: services.modelLifecycle))
         try app.register(collection: MetricsController(services: services))
         try app.register(collection: PlaygroundController(services: services))

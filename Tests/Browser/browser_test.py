@@ -111,7 +111,7 @@ class BrowserTests(unittest.TestCase):
 
     def tearDown(self):
         # Console errors of the page are a failure of the page.
-        errors = [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE" and "favicon" not in entry["message"]]
+        errors = [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
         expected = [e for e in errors if " 403 " in e["message"] or " 401 " in e["message"] or " 402 " in e["message"]]
         unexpected = [e["message"] for e in errors if e not in expected]
         self.assertEqual(unexpected, [], "errors in the browser console")
@@ -135,6 +135,37 @@ class BrowserTests(unittest.TestCase):
         field.clear()
         field.send_keys(value)
 
+    def cut_off(self):
+        """The visible text of the page that is cut off or out of the window: a label, heading, button, link, list
+        item or paragraph wider than its box or past the window's edges, and any option of a select wider than the
+        room the select gives its text (a select cannot wrap: Chromium shows the start of a long option and hides the
+        rest, as the Narrator list did)."""
+        return self.driver.execute_script(r"""
+            const problems = [];
+            const width = document.documentElement.clientWidth;
+            const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden'
+              && !el.closest('.visually-hidden');
+            const name = (el) => el.id ? `#${el.id}` : `${el.tagName.toLowerCase()} "${el.textContent.trim().slice(0, 40)}"`;
+            const context = document.createElement('canvas').getContext('2d');
+            for (const el of document.querySelectorAll('h1, h2, h3, label, button, a, summary, dt, dd, li, p, select, input, textarea')) {
+              if (!visible(el)) continue;
+              const box = el.getBoundingClientRect();
+              if (box.left < -0.5 || box.right > width + 0.5) problems.push(`${name(el)} is outside the window (${Math.round(box.left)} to ${Math.round(box.right)} of ${width} px)`);
+              if (el.tagName === 'SELECT') {
+                const style = getComputedStyle(el);
+                context.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+                // The text's room: the inner width less the padding and the drop-down arrow (about 24 px).
+                const room = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 24;
+                for (const option of el.options) {
+                  const needed = context.measureText(option.text).width;
+                  if (needed > room) problems.push(`${name(el)}: the option "${option.text}" is cut off (${Math.ceil(needed)} px of text, ${Math.floor(room)} px of room)`);
+                }
+              } else if (!['INPUT', 'TEXTAREA'].includes(el.tagName) && el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1) {
+                problems.push(`${name(el)} is wider than its box (${el.scrollWidth} > ${el.clientWidth} px)`);
+              }
+            }
+            return problems;""")
+
     def playground_token(self):
         return self.driver.execute_script("return JSON.parse(sessionStorage.getItem('chorus.tokens')).access_token")
 
@@ -144,10 +175,39 @@ class BrowserTests(unittest.TestCase):
         self.fill("password", PASSWORD)
         self.driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
 
-    # MARK: playground
+    # MARK: the home page and the playground
+
+    def test_00_home_page(self):
+        # GET / outside production: what the server is, that it runs the sandbox, and where to go next.
+        self.driver.get(BASE + "/")
+        self.assertEqual(self.driver.title, "Home · Chorus development")
+        self.assertIn("version", self.text("server-facts"))
+        self.assertIn("Everything runs against the built-in sandbox", self.text("sandbox-note"))
+        links = {a.get_attribute("id"): a.get_attribute("href") for a in self.driver.find_elements(By.CSS_SELECTOR, "#links a")}
+        self.assertEqual(links, {"link-playground": BASE + "/playground", "link-console": BASE + "/console",
+                                 "link-openapi": BASE + "/openapi.json", "link-health": BASE + "/health"})
+        self.assertIn("docs/configuration.md", self.text("docs"))
+        self.assertEqual(self.cut_off(), [])
+        self.shot("00-home")
+        # The icon the page links is served (and no page logs a failed favicon request: see tearDown).
+        icon = self.driver.find_element(By.CSS_SELECTOR, 'link[rel="icon"]').get_attribute("href")
+        status, svg, headers = http("GET", urllib.parse.urlparse(icon).path)
+        self.assertEqual((status, headers["Content-Type"]), (200, "image/svg+xml"))
+        self.assertTrue(svg.startswith("<svg"))
+        self.driver.find_element(By.ID, "link-playground").click()
+        self.wait(lambda d: d.current_url == BASE + "/playground", message="the link leads to the playground")
 
     def test_01_sign_up(self):
         self.driver.get(BASE + "/playground")
+        # The signed-out page says what Chorus is and that it all runs against the sandbox, beside the sign-in form.
+        self.wait(lambda d: d.find_element(By.ID, "auth-form").is_displayed(), message="the sign-in form")
+        intro = self.text("intro")
+        for product in ["AI phone calls", "Family voice messages", "Bedtime stories"]:
+            self.assertIn(product, intro)
+        self.assertIn("no real phone calls, no real money, no real OpenAI, Twilio or ElevenLabs", self.text("sandbox-intro"))
+        sections = self.driver.find_elements(By.CSS_SELECTOR, "#signed-out > section")
+        self.assertEqual(len({round(section.location["y"]) for section in sections}), 1, "the intro beside the form")
+        self.assertEqual(self.cut_off(), [])
         self.shot("01-playground-signed-out")
         self.assertTrue(self.driver.find_element(By.ID, "signed-in").get_attribute("hidden"))
         # Every input has a label.
@@ -263,6 +323,21 @@ class BrowserTests(unittest.TestCase):
         picture = self.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#story-pictures-out img"), message="a picture")[0]
         self.wait(lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", picture), message="drawn")
         self.shot("08-playground-story")
+        # Every list is filled now: nothing on the page is cut off (the Narrator list said "Coral: Warm and nurturing
+        # - ideal for bedt"); the narrator's description is under the list, and follows the choice.
+        self.assertEqual(self.cut_off(), [])
+        narrator = Select(self.driver.find_element(By.ID, "story-voice"))
+        self.assertGreater(len(narrator.options), 1)
+        first = self.text("story-voice-description")
+        self.assertTrue(first)
+        narrator.select_by_index(1)
+        self.wait(lambda d: self.text("story-voice-description") not in ("", first), message="the description follows the narrator")
+        # No large empty area: the stories section takes the whole width of the page's grid, its two forms side by side.
+        main = self.driver.find_element(By.ID, "signed-in").rect
+        stories = self.driver.find_element(By.CSS_SELECTOR, "section[aria-labelledby=stories-h]").rect
+        self.assertGreater(stories["width"], main["width"] * 0.9)
+        hero, story = self.driver.find_element(By.ID, "hero-form").rect, self.driver.find_element(By.ID, "story-form").rect
+        self.assertEqual(round(hero["y"]), round(story["y"]), "the hero form beside the story form")
 
     # MARK: console
 
@@ -366,10 +441,12 @@ class BrowserTests(unittest.TestCase):
         try:
             self.driver.get(BASE + "/playground")
             self.wait(lambda d: d.find_element(By.ID, "signed-in").is_displayed(), message="still signed in")
+            self.wait(lambda d: len(Select(d.find_element(By.ID, "story-voice")).options) > 0, message="the lists are filled")
             overflow = self.driver.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
             self.assertLessEqual(overflow, 0, "no horizontal scrolling")
             sections = self.driver.find_elements(By.CSS_SELECTOR, "#signed-in > section")
             self.assertEqual(len({round(section.location["x"]) for section in sections}), 1, "one column")
+            self.assertEqual(self.cut_off(), [], "nothing cut off on a phone")
             # Keyboard: the first controls are reached with Tab, in order, with a visible focus.
             self.driver.execute_script("document.activeElement && document.activeElement.blur()")
             focused = []
@@ -381,6 +458,12 @@ class BrowserTests(unittest.TestCase):
             outline = self.driver.execute_script("return getComputedStyle(document.activeElement).outlineStyle")
             self.assertNotEqual(outline, "none")
             self.shot("14-playground-phone")
+            # The home page on a phone too.
+            self.driver.get(BASE + "/")
+            self.assertEqual(self.cut_off(), [], "nothing cut off on the home page")
+            self.assertLessEqual(self.driver.execute_script(
+                "return document.documentElement.scrollWidth - document.documentElement.clientWidth"), 0)
+            self.shot("15-home-phone")
         finally:
             self.driver.set_window_size(1280, 2000)
 

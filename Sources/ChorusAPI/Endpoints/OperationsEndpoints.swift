@@ -11,6 +11,12 @@ extension API.Operations {
     public static let playground = Endpoint<NoContent, RawContent>(.get, "/playground")
     /// `GET /assets/{file}`: a stylesheet or module of the console and playground, with an `ETag`.
     public static let asset = Endpoint<NoContent, RawContent>(.get, "/assets/{file}")
+    /// `GET /`: outside production, a page saying what this server is, with links (absent in production).
+    public static let home = Endpoint<NoContent, RawContent>(.get, "/")
+    /// `GET /favicon.ico`: the icon of the HTML pages (ICO), cached, with an `ETag`.
+    public static let favicon = Endpoint<NoContent, RawContent>(.get, "/favicon.ico")
+    /// `GET /favicon.svg`: the same icon as SVG, which the pages link.
+    public static let faviconSVG = Endpoint<NoContent, RawContent>(.get, "/favicon.svg")
 
     // MARK: The console's pages
 
@@ -60,7 +66,7 @@ extension API.Operations {
 
     /// Every endpoint of this area, for the table API/all.
     public static let endpoints: [AnyEndpoint] = [
-        health.erased, openAPI.erased, metrics.erased, playground.erased, asset.erased,
+        health.erased, openAPI.erased, metrics.erased, playground.erased, asset.erased, home.erased, favicon.erased, faviconSVG.erased,
         consoleLoginPage.erased, consoleLogin.erased, consolePage.erased, consoleLogout.erased,
         consoleOverview.erased, consoleLive.erased, consoleAudit.erased, consoleUser.erased, consoleCall.erased, consoleStory.erased, consoleLookup.erased,
         consoleRevokeSessions.erased, consoleGrantCalls.erased, consoleRefundCall.erased, consoleRerunJob.erased,

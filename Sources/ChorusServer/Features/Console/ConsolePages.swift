@@ -17,6 +17,7 @@ enum ConsolePages {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>\(escape(title)) · Chorus \(product)</title>
+        <link rel="icon" href="/favicon.svg" type="image/svg+xml">
         <link rel="stylesheet" href="/assets/chorus.css">
         \(head)
         </head>

@@ -21,6 +21,7 @@ struct PlaygroundController: RouteCollection {
     func page(_ req: Request) async throws -> Response {
         let sandbox = !services.configuration.isProduction
         return ConsoleController.html(
-            PlaygroundPages.page(sandbox: sandbox, sandboxTelephony: sandbox && services.configuration.twilio == nil))
+            PlaygroundPages.page(
+                sandbox: sandbox, sandboxTelephony: sandbox && services.configuration.twilio == nil, providers: services.providerNames))
     }
 }

@@ -3,8 +3,9 @@ import Foundation
 /// The playground's page: plain HTML, the shared stylesheet and the playground's ES module.
 enum PlaygroundPages {
     /// `sandbox`: the sandbox App Store is mounted; `sandboxTelephony`: calls go to the Twilio emulator (their
-    /// recording can be played afterwards).
-    static func page(sandbox: Bool, sandboxTelephony: Bool) -> String {
+    /// recording can be played afterwards); `providers`: role → provider as `/health` reports them, for the signed-out
+    /// page's note on what is real.
+    static func page(sandbox: Bool, sandboxTelephony: Bool, providers: [String: String]) -> String {
         ConsolePages.page(
             title: "Playground",
             body: """
@@ -14,7 +15,19 @@ enum PlaygroundPages {
                 <button type="button" id="sign-out" class="secondary">Sign out</button></div>
                 </header>
                 <p id="notice" role="status" aria-live="polite" class="visually-hidden"></p>
-                <main class="narrow" id="signed-out">
+                <main class="welcome" id="signed-out">
+                <section aria-labelledby="intro-h" id="intro">
+                <h2 id="intro-h">What Chorus is</h2>
+                <p>Chorus is the server behind three voice-AI iPhone apps. This page tries all three in the browser, through \
+                the same API the apps use:</p>
+                <ul class="products">
+                <li><strong>AI phone calls</strong>: pick a persona and Chorus calls a phone number; watch the transcript live.</li>
+                <li><strong>Family voice messages</strong>: record, send, and hear them in the sender's voice or as a spoken summary.</li>
+                <li><strong>Bedtime stories</strong>: narrated and illustrated, starring a hero you create.</li>
+                </ul>
+                \(HomeController.sandboxNote(providers: providers, id: "sandbox-intro"))
+                <p class="muted">Create an account with any email address: nothing is sent to it.</p>
+                </section>
                 <section aria-labelledby="auth-h">
                 <h2 id="auth-h">Sign in or create an account</h2>
                 <form id="auth-form">
@@ -53,7 +66,8 @@ enum PlaygroundPages {
                 <label for="custom-name">Name</label><input id="custom-name" name="name" maxlength="60" required>
                 <label for="custom-persona">Who the AI plays (20 characters or more)</label>
                 <textarea id="custom-persona" name="persona" rows="3" minlength="20" maxlength="2000" required></textarea>
-                <label for="custom-voice">Voice</label><select id="custom-voice" name="voice"></select>
+                <label for="custom-voice">Voice</label><select id="custom-voice" name="voice" aria-describedby="custom-voice-description"></select>
+                <p id="custom-voice-description" class="muted"></p>
                 <button type="submit">Save scenario</button>
                 </form>
                 </details>
@@ -107,8 +121,9 @@ enum PlaygroundPages {
                 <div id="summary-result" hidden><p id="summary-text"></p><audio id="summary-audio" controls></audio></div>
                 <ul id="messages" class="transcript"></ul>
                 </section>
-                <section aria-labelledby="stories-h">
+                <section aria-labelledby="stories-h" class="wide">
                 <h2 id="stories-h">Stories</h2>
+                <div class="stories">
                 <form id="hero-form">
                 <label for="hero-name">Hero's name</label><input id="hero-name" name="name" maxlength="40" required>
                 <label for="hero-traits">Traits (comma-separated)</label><input id="hero-traits" name="traits" value="brave, kind" required>
@@ -116,16 +131,20 @@ enum PlaygroundPages {
                 <button type="submit">Create hero</button>
                 </form>
                 <form id="story-form">
-                <label for="story-hero">Hero</label><select id="story-hero" name="hero_id" required></select>
-                <label for="story-event">Event</label><select id="story-event" name="event_id"></select>
-                <label for="story-language">Language</label>
+                <div class="fields">
+                <div><label for="story-hero">Hero</label><select id="story-hero" name="hero_id" required></select></div>
+                <div><label for="story-event">Event</label><select id="story-event" name="event_id"></select></div>
+                <div><label for="story-language">Language</label>
                 <select id="story-language" name="language"><option value="en">English</option><option value="es">Español</option>
-                <option value="fr">Français</option><option value="de">Deutsch</option><option value="it">Italiano</option></select>
-                <label for="story-voice">Narrator</label><select id="story-voice" name="voice"></select>
-                <label for="story-length">Length (minutes)</label><input id="story-length" name="length_minutes" type="number" min="1" max="15" value="3" required>
-                <label for="story-pictures">Illustrations</label><input id="story-pictures" name="illustration_count" type="number" min="0" max="8" value="2" required>
+                <option value="fr">Français</option><option value="de">Deutsch</option><option value="it">Italiano</option></select></div>
+                <div><label for="story-voice">Narrator</label><select id="story-voice" name="voice" aria-describedby="story-voice-description"></select>
+                <p id="story-voice-description" class="muted"></p></div>
+                <div><label for="story-length">Length (minutes)</label><input id="story-length" name="length_minutes" type="number" min="1" max="15" value="3" required></div>
+                <div><label for="story-pictures">Illustrations</label><input id="story-pictures" name="illustration_count" type="number" min="0" max="8" value="2" required></div>
+                </div>
                 <button type="submit" id="make-story">Make the story</button>
                 </form>
+                </div>
                 <p id="story-status" role="status" aria-live="polite"></p>
                 <div id="story" hidden>
                 <h3 id="story-title"></h3>

@@ -211,6 +211,7 @@ async function buy(item, button) {
 // MARK: - Calls
 
 let scenarios = [];
+let callVoices = [];
 
 async function loadCatalog() {
   try {
@@ -218,8 +219,12 @@ async function loadCatalog() {
       api('GET', '/mobile/scenarios'), api('GET', '/mobile/custom-scenarios'), api('GET', '/mobile/voices')]);
     scenarios = [...builtIn.scenarios, ...custom.custom_scenarios.map((s) => ({ ...s, description: s.persona, custom: true }))];
     $('call-scenario').replaceChildren(...scenarios.map((s) => option(s.id, s.custom ? `${s.name} (yours, ${s.voice})` : `${s.name} (${s.voice})`)));
-    $('custom-voice').replaceChildren(...voices.voices.map((v) => option(v.id, `${v.display_name}: ${v.personality}`)));
+    // The option says the voice's name only (a select cannot wrap: a long option is cut off); its description
+    // shows under the list.
+    callVoices = voices.voices;
+    $('custom-voice').replaceChildren(...callVoices.map((v) => option(v.id, v.display_name)));
     describeScenario();
+    describeCallVoice();
   } catch (error) { fail('call-error', error); }
 }
 
@@ -228,6 +233,11 @@ function describeScenario() {
   $('scenario-description').textContent = scenario?.description ?? '';
 }
 $('call-scenario').addEventListener('change', describeScenario);
+
+function describeCallVoice() {
+  $('custom-voice-description').textContent = callVoices.find((v) => v.id === $('custom-voice').value)?.personality ?? '';
+}
+$('custom-voice').addEventListener('change', describeCallVoice);
 
 $('custom-form').addEventListener('submit', async (event) => {
   event.preventDefault();
@@ -566,14 +576,26 @@ $('summary').addEventListener('click', async () => {
 
 // MARK: - Stories
 
+let storyVoices = [];
+
 async function loadStories() {
   try {
     const [heroes, storyEvents, voices] = await Promise.all([api('GET', '/heroes'), api('GET', '/stories/events'), api('GET', '/stories/voices')]);
     $('story-hero').replaceChildren(...heroes.heroes.map((h) => option(h.id, h.name)));
     $('story-event').replaceChildren(...storyEvents.events.map((e) => option(e.id, e.title)));
-    $('story-voice').replaceChildren(...voices.voices.map((v) => option(v.id, `${v.name}: ${v.description}`)));
+    // The name only in the list (see the call's voices); the description under it.
+    const chosen = $('story-voice').value;
+    storyVoices = voices.voices;
+    $('story-voice').replaceChildren(...storyVoices.map((v) => option(v.id, v.name)));
+    if (chosen) $('story-voice').value = chosen;
+    describeStoryVoice();
   } catch (error) { fail('story-status', error); }
 }
+
+function describeStoryVoice() {
+  $('story-voice-description').textContent = storyVoices.find((v) => v.id === $('story-voice').value)?.description ?? '';
+}
+$('story-voice').addEventListener('change', describeStoryVoice);
 
 $('hero-form').addEventListener('submit', async (event) => {
   event.preventDefault();
