@@ -233,6 +233,7 @@ public struct VoiceClient: Sendable {
     /// refuses is renewed once, as for other requests.
     ///
     /// - Throws: ``ChorusError/signedOut`` when there is no session or the server ended it;
+    ///   ``ChorusError/tokenExpired`` when the server calls even the renewed access token expired (the session is kept);
     ///   ``ChorusError/network(_:)`` when the server cannot be reached, does not answer within the client's
     ///   ``ChorusClientOptions/timeout``, or the platform has no WebSocket support (`URLSessionWebSocketTask` on Linux
     ///   needs a libcurl built with WebSockets, 7.86 or newer); `CancellationError` when cancelled.
@@ -246,6 +247,8 @@ public struct VoiceClient: Sendable {
             do {
                 return try await open(accessToken: renewed.accessToken)
             } catch let refusal as WebSocketRefused where refusal.status == 401 {
+                // A renewed token called expired: the session holds (as for other requests, see ChorusError.tokenExpired).
+                if refusal.tokenExpired { throw ChorusError.tokenExpired }
                 try await session.tokenStore.clear(ifHolding: renewed)  // a fresh token refused: the session is gone
                 throw ChorusError.signedOut
             }
@@ -475,10 +478,21 @@ public protocol WebSocketTransport: Sendable {
 public struct WebSocketRefused: Error, Sendable, Hashable {
     /// The HTTP status of the answer.
     public var status: Int
+    /// Whether a 401 said the access token expired (`WWW-Authenticate: Bearer error="invalid_token",
+    /// error_description="The access token expired"`), as opposed to a token or session the server refuses.
+    public var tokenExpired: Bool
 
-    /// - Parameter status: the HTTP status of the answer.
-    public init(status: Int) {
+    /// - Parameters:
+    ///   - status: the HTTP status of the answer.
+    ///   - tokenExpired: whether a 401 said the access token expired.
+    public init(status: Int, tokenExpired: Bool = false) {
         self.status = status
+        self.tokenExpired = tokenExpired
+    }
+
+    /// The refusal an HTTP answer to the upgrade stands for, reading whether a 401 said the token expired.
+    public init(_ response: HTTPURLResponse) {
+        self.init(status: response.statusCode, tokenExpired: response.statusCode == 401 && ChorusError.isTokenExpired(response))
     }
 }
 
@@ -529,6 +543,6 @@ private final class URLSessionWebSocketConnection: WebSocketConnection {
     /// The refused upgrade's status, once the task has an HTTP answer other than 101.
     private var refusal: WebSocketRefused? {
         guard let response = task.response as? HTTPURLResponse, response.statusCode != 101 else { return nil }
-        return WebSocketRefused(status: response.statusCode)
+        return WebSocketRefused(response)
     }
 }

@@ -276,8 +276,13 @@ struct WebSocketKitTransport: HTTPTransport, WebSocketTransport {
                 upgraded.succeed(socket)
             }.get()
         } catch WebSocketClient.Error.invalidResponseStatus(let head) {
-            upgraded.fail(WebSocketRefused(status: Int(head.status.code)))
-            throw WebSocketRefused(status: Int(head.status.code))
+            // Read as URLSession's transport reads it: whether a 401 said the access token expired.
+            let fields = Dictionary(head.headers.map { ($0.name, $0.value) }) { first, _ in first }
+            let refusal =
+                HTTPURLResponse(url: url, statusCode: Int(head.status.code), httpVersion: nil, headerFields: fields).map(WebSocketRefused.init)
+                ?? WebSocketRefused(status: Int(head.status.code))
+            upgraded.fail(refusal)
+            throw refusal
         } catch {
             upgraded.fail(error)
             throw error

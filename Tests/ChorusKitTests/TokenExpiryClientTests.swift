@@ -87,6 +87,27 @@ struct TokenExpiryClientTests {
         }
     }
 
+    @Test("the realtime WebSocket: a token the server calls expired even when renewed is tokenExpired, and the session is kept")
+    func webSocketFreshTokenCalledExpired() async throws {
+        try await LiveServer.run(environment: ["CHORUS_ACCESS_TOKEN_TTL": "0.001"]) { server in
+            let store = InMemoryTokenStore()
+            let transport = WebSocketKitTransport()
+            let chorus = ChorusClient(environment: .custom(server.baseURL), tokenStore: store, transport: transport)
+            try await chorus.auth.register(email: LiveServer.newEmail(), password: "correct horse battery")
+            let issued = try #require(await store.load())
+
+            let error = await #expect(throws: ChorusError.self) { try await chorus.voice.connect() }
+            guard case .tokenExpired = error else {
+                Issue.record("expected tokenExpired, got \(String(describing: error))")
+                return
+            }
+            // Renewed once (the refresh token rotated), and still signed in.
+            let kept = try #require(await store.load())
+            #expect(kept.refreshToken != issued.refreshToken)
+            #expect(await chorus.auth.isSignedIn)
+        }
+    }
+
     @Test("a garbage access token with a refresh token the server refuses still ends the session (signedOut)")
     func garbageWithRefusedRefresh() async throws {
         try await LiveServer.run { server in
