@@ -395,27 +395,106 @@ class BrowserTests(unittest.TestCase):
         self.shot("10-console-overview")
 
         # A call placed now shows up live, then leaves the list.
-        status, _, _ = http("POST", "/mobile/make-call", {"phone_number": "+15555550199", "scenario": "default"}, token=register(
-            f"caller-{uuid.uuid4().hex[:8]}@chorus.test"))
+        BrowserTests.caller_token = register(f"caller-{uuid.uuid4().hex[:8]}@chorus.test")
+        status, _, _ = http("POST", "/mobile/make-call", {"phone_number": "+15555550199", "scenario": "default"}, token=self.caller_token)
         self.assertEqual(status, 200)
         # (The table is redrawn every second: read its text in one go.)
         self.wait(lambda d: "+15•••••••99" in self.text("live-calls"), message="the call live")
         self.shot("11-console-live-call")
         self.wait(lambda d: "No call in progress" in self.text("live-calls"), timeout=60, message="the call leaves the list")
 
-    def test_08_admin_action_is_audited(self):
-        user_id = user_id_of(register(f"grantee-{uuid.uuid4().hex[:8]}@chorus.test"))
-        self.fill("grant-user", user_id)
+    def facts(self, element_id):
+        """A detail view's facts (its <dl>) as a dict, read in one go."""
+        return self.driver.execute_script(
+            "return Object.fromEntries([...document.querySelectorAll(`#${arguments[0]} dt`)]"
+            ".map((dt) => [dt.textContent, dt.nextElementSibling.textContent]))", element_id)
+
+    def detail_title(self):
+        """The open detail view's title, read in one go (the view is redrawn after each action)."""
+        return self.driver.execute_script("return document.getElementById('detail-title')?.textContent ?? ''")
+
+    def live_text(self, element_id):
+        """An element's text read in one go, for elements a redraw replaces."""
+        return self.driver.execute_script("return document.getElementById(arguments[0])?.innerText ?? ''", element_id)
+
+    def look_up(self, text):
+        self.fill("lookup-q", text)
+        self.driver.find_element(By.CSS_SELECTOR, "#lookup button[type=submit]").click()
+
+    def confirm(self, label, yes):
+        """Presses a destructive action's button, then its "Yes" (the console asks first, in place)."""
+        self.driver.find_element(By.XPATH, f'//button[normalize-space()="{label}"]').click()
+        self.wait(EC.element_to_be_clickable((By.XPATH, f'//button[normalize-space()="{yes}"]'))).click()
+
+    def drain_expected_errors(self, statuses):
+        """The browser logs every 4xx answer as an error: the ones a test asked for are read (and so cleared) here."""
+        errors = [e["message"] for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
+        self.assertEqual([m for m in errors if not any(f" {s} " in m for s in statuses)], [], "only the expected errors")
+
+    def test_08_look_up_a_user_and_act(self):
+        # A user looked up by email, typed as people do: the detail view, with its actions.
+        grantee = f"grantee-{uuid.uuid4().hex[:8]}@chorus.test"
+        user_id = user_id_of(register(grantee))
+        self.driver.get(BASE + "/console")
+        self.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#audit li"), message="the overview")
+        self.look_up(f"  {grantee.upper()} ")
+        self.wait(lambda d: self.detail_title() == f"User {grantee}", message="the user's detail view")
+        facts = self.facts("user-facts")
+        self.assertTrue(facts["Plan"].startswith("Trial ("), facts["Plan"])
+        self.assertEqual((facts["App sessions"], facts["Add-on calls left"]), ("1", "0"))
+        self.assertIn("No calls yet.", self.live_text("detail"))
+        self.shot("16-console-lookup-user")
+
+        # Grant calls from the view: the answer inline, the view and the audit log show it.
         self.fill("grant-calls", "2")
-        self.driver.find_element(By.CSS_SELECTOR, 'form[data-path$="grant-calls"] button').click()
-        self.wait(lambda d: "2" in self.text("action-result"), message="the grant is confirmed")
+        self.driver.find_element(By.CSS_SELECTOR, "#grant-form button[type=submit]").click()
+        self.wait(lambda d: self.live_text("user-action-result") == "2 calls for 30 days", message="the grant is confirmed")
+        self.assertTrue(self.facts("user-facts")["Add-on calls left"].startswith("2 (until "))
         self.wait(lambda d: any("grant_calls" in li.text and user_id in li.text
                                 for li in d.find_elements(By.CSS_SELECTOR, "#audit li")), message="the audit log")
-        self.shot("12-console-action-audited")
         audit = self.driver.execute_async_script(
             "const done = arguments[0]; fetch('/console/api/audit').then((r) => r.json()).then(done)")
         entry = audit["entries"][0]
         self.assertEqual((entry["actor"], entry["action"], entry["target"]), (self.operator, "grant_calls", f"user:{user_id}"))
+
+        # Revoking sessions asks first: Cancel changes nothing; Yes signs the user out everywhere.
+        self.driver.find_element(By.XPATH, '//button[normalize-space()="Revoke sessions"]').click()
+        self.wait(EC.element_to_be_clickable((By.XPATH, '//button[normalize-space()="Cancel"]'))).click()
+        self.assertEqual(self.facts("user-facts")["App sessions"], "1")
+        self.confirm("Revoke sessions", "Yes, revoke")
+        self.wait(lambda d: self.live_text("user-action-result") == "1 app session revoked", message="the sessions are revoked")
+        self.assertEqual(self.facts("user-facts")["App sessions"], "0")
+        self.shot("17-console-user-acted-on")
+
+    def test_08b_look_up_a_call_and_refund(self):
+        # The call of test_07, looked up by its Twilio SID: status, times, cost, transcript, and a refund asked first.
+        status, history, _ = http("GET", "/mobile/call-history", token=self.caller_token)
+        self.assertEqual(status, 200)
+        call = history["call_history"][0]
+        self.look_up(call["call_sid"])
+        self.wait(lambda d: self.detail_title() == f"Call {call['id']}", message="the call's detail view")
+        facts = self.facts("call-facts")
+        self.assertEqual((facts["Call SID"], facts["Number"]), (call["call_sid"], "+15•••••••99"))
+        self.assertTrue(facts["Status"].startswith("completed"), facts["Status"])
+        self.assertTrue(facts["Cost"].startswith("$"), facts["Cost"])
+        self.assertTrue(self.driver.find_elements(By.CSS_SELECTOR, "#call-transcript li"), "the transcript is shown")
+        self.confirm("Refund", "Yes, refund")
+        self.wait(lambda d: self.live_text("call-action-result").startswith("1 call returned to user"), message="refunded")
+        self.shot("18-console-lookup-call")
+        # A second refund is refused, inline; the owner's link opens the user.
+        self.confirm("Refund", "Yes, refund")
+        self.wait(lambda d: "not charged" in self.live_text("call-action-result"), message="the second refund is refused")
+        self.assertIn("bad", self.driver.find_element(By.ID, "call-action-result").get_attribute("class"))
+        self.driver.find_element(By.CSS_SELECTOR, "#call-facts button.link").click()
+        self.wait(lambda d: self.detail_title().startswith("User caller-"), message="the owner's view")
+
+        # Unknown keys and input that is none of them: the reason inline.
+        self.look_up("nobody@chorus.test")
+        self.wait(lambda d: self.live_text("lookup-error") == "No account has the email nobody@chorus.test", message="unknown email")
+        self.look_up("4155550123")
+        self.wait(lambda d: "country code" in self.live_text("lookup-error"), message="a number without its country code")
+        self.assertEqual(self.live_text("detail"), "")
+        self.drain_expected_errors([404, 409, 422])
 
     def test_09_changes_without_csrf_are_refused(self):
         result = self.driver.execute_async_script(

@@ -100,6 +100,13 @@ enum ConsolePages {
                 </header>
                 <main>
                 \(modelLifecycle)
+                <section class="wide" aria-labelledby="look-h"><h2 id="look-h">Look up</h2>
+                <form id="lookup" class="row lookup" role="search"><label for="lookup-q" class="visually-hidden">Email, phone number, call SID, call id, user or story id</label>
+                <input id="lookup-q" name="q" required autocomplete="off" spellcheck="false" placeholder="Email, phone number (+14155550123), call SID (CA…), call id, user or story id">
+                <button type="submit">Look up</button></form>
+                <p id="lookup-error" class="bad" role="alert"></p>
+                <div id="lookup-matches"></div>
+                <div id="detail" aria-live="polite"></div></section>
                 <section class="wide" aria-labelledby="live-h"><h2 id="live-h">Calls in progress <span id="live-state" class="muted">(connecting…)</span></h2>
                 <table><caption class="visually-hidden">Calls in progress, updated live</caption>
                 <thead><tr><th scope="col">Call</th><th scope="col">Number</th><th scope="col">Scenario</th><th scope="col">Status</th><th scope="col">Time / limit</th><th scope="col">Last line</th></tr></thead>
@@ -113,20 +120,11 @@ enum ConsolePages {
                 <section class="wide" aria-labelledby="providers-h"><h2 id="providers-h">Provider health <span class="muted">(last 15 min, this instance)</span></h2>
                 <table><thead><tr><th scope="col">Provider</th><th scope="col">Operation</th><th scope="col">Status</th><th scope="col">Calls</th><th scope="col">Error rate</th><th scope="col">p50 / p95</th><th scope="col">Last failure</th></tr></thead>
                 <tbody id="providers"></tbody></table></section>
-                <section aria-labelledby="jobs-h"><h2 id="jobs-h">Jobs</h2><dl id="jobs"></dl></section>
-                <section aria-labelledby="appstore-h"><h2 id="appstore-h">App Store notifications</h2><dl id="appstore"></dl></section>
-                <section aria-labelledby="actions-h"><h2 id="actions-h">Actions</h2>
-                <form class="action" data-path="/console/api/users/{id}/revoke-sessions"><label for="revoke-user">Sign a user out everywhere: user id</label>
-                <input id="revoke-user" name="id" required><button type="submit">Revoke sessions</button></form>
-                <form class="action" data-path="/console/api/users/{id}/grant-calls"><label for="grant-user">Grant calls: user id</label>
-                <input id="grant-user" name="id" required><label for="grant-calls">Calls</label><input id="grant-calls" name="calls" type="number" min="1" max="100" value="1" required>
-                <label for="grant-days">Valid for days</label><input id="grant-days" name="days" type="number" min="1" max="365" value="30" required>
-                <button type="submit">Grant calls</button></form>
-                <form class="action" data-path="/console/api/calls/{id}/refund"><label for="refund-call">Refund a call: call id</label>
-                <input id="refund-call" name="id" type="number" min="1" required><button type="submit">Refund</button></form>
-                <form class="action" data-path="/console/api/jobs/{id}/rerun"><label for="rerun-job">Run a failed job again: job id</label>
+                <section aria-labelledby="jobs-h"><h2 id="jobs-h">Jobs</h2><dl id="jobs"></dl>
+                <form id="rerun-job-form"><label for="rerun-job">Run a failed job again: job id</label>
                 <input id="rerun-job" name="id" type="number" min="1" required><button type="submit">Run again</button></form>
-                <p id="action-result" role="status"></p></section>
+                <p id="rerun-result" role="status"></p></section>
+                <section aria-labelledby="appstore-h"><h2 id="appstore-h">App Store notifications</h2><dl id="appstore"></dl></section>
                 <section class="wide" aria-labelledby="reports-h"><h2 id="reports-h">Content reports <span id="reports-pending" class="muted"></span></h2>
                 <table><caption class="visually-hidden">Open content reports, oldest first</caption>
                 <thead><tr><th scope="col">Filed</th><th scope="col">Reason</th><th scope="col">Subject</th><th scope="col">Description</th><th scope="col">Status</th><th scope="col">Review</th></tr></thead>
@@ -135,11 +133,6 @@ enum ConsolePages {
                 <form id="optout-remove"><label for="optout-number">Remove a number on its owner's request (E.164)</label>
                 <input id="optout-number" name="phone_number" required placeholder="+14155550123" autocomplete="off">
                 <button type="submit">Remove from the list</button></form><p id="optout-result" role="status"></p></section>
-                <section aria-labelledby="look-h"><h2 id="look-h">Look up</h2>
-                <form id="lookup"><label for="lookup-kind">What</label>
-                <select id="lookup-kind" name="kind"><option value="users">User</option><option value="calls">Call</option><option value="stories">Story</option></select>
-                <label for="lookup-id">Id</label><input id="lookup-id" name="id" required><button type="submit">Show</button></form>
-                <pre id="lookup-result" role="status" style="white-space: pre-wrap; overflow-wrap: anywhere"></pre></section>
                 <section aria-labelledby="audit-h"><h2 id="audit-h">Audit log</h2><ul id="audit"></ul></section>
                 </main>
                 """,
