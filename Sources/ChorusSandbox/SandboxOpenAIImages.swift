@@ -8,8 +8,10 @@ import Vapor
 /// `1024x1024`, `1536x1024`, `1024x1536`, `auto` (any `WxH` with both sides divisible by 16, up to 3840x2160, for
 /// `gpt-image-2*`); `quality` low, medium, high, auto; `output_format` png (jpeg and webp are refused: the sandbox has
 /// no encoder); `response_format` is refused as GPT image models refuse it. The answer is `{created, data:
-/// [{b64_json}], output_format, size, quality, usage}` where each image is a valid 64×64 PNG whose colours come from a
-/// hash of the prompt (different prompts, different pictures) and whose `tEXt` chunk `prompt` holds the prompt.
+/// [{b64_json}], output_format, size, quality, usage}` where each image is a PNG of the answered size (`auto`:
+/// 1024×1024) painted from the prompt's words by ``SandboxPicture`` (sky, sun or moon and stars, a figure, a house,
+/// trees, water, in the colours the prompt names), placed by a hash of the prompt (different prompts, different
+/// pictures), with a `tEXt` chunk `prompt` holding the prompt.
 /// A prompt containing `[sandbox:content_policy]` is refused with 400 `moderation_blocked`, like the real safety
 /// system.
 ///
@@ -74,13 +76,15 @@ extension SandboxOpenAI {
                     "Your request was rejected as a result of our safety system. Your request may contain content that is not allowed by our safety system."
             )
         }
+        let dimensions = Self.imageDimensions(size)
         let outputPerImage = ["low": 272, "medium": 1_056, "high": 4_160, "auto": 1_056][quality] ?? 1_056
         let inputTokens = Self.tokenEstimate(prompt)
         let images = (0..<count).map { index in
             RealtimeJSON.object(
                 {
                     var item = RealtimeObject()
-                    item["b64_json"] = .string(SandboxPNG.picture(prompt: prompt, variant: index).base64EncodedString())
+                    item["b64_json"] = .string(
+                        SandboxPNG.picture(prompt: prompt, variant: index, width: dimensions.width, height: dimensions.height).base64EncodedString())
                     return item
                 }())
         }
@@ -95,6 +99,13 @@ extension SandboxOpenAI {
             ],
         ]
         return Self.json(answer)
+    }
+
+    /// The pixels of a valid `size` (`auto` is drawn, and answered, as 1024×1024).
+    static func imageDimensions(_ size: String) -> (width: Int, height: Int) {
+        let sides = size.split(separator: "x").compactMap { Int($0) }
+        guard sides.count == 2 else { return (1_024, 1_024) }
+        return (sides[0], sides[1])
     }
 
     static func validImageSize(_ size: String, model: String) -> Bool {
@@ -136,41 +147,143 @@ extension SandboxOpenAI {
     }
 }
 
-/// Small valid PNGs (stored deflate blocks, so no compressor is needed) that differ by prompt.
+/// Valid PNGs of the sandbox's pictures, compressed without a compressor library: each row is `Sub`-filtered (flat
+/// colour becomes runs of zero) and the rows are one fixed-Huffman deflate block whose only back-references repeat the
+/// previous byte, so a 1024×1024 picture-book scene takes tens of kilobytes.
 enum SandboxPNG {
-    static let side = 64
+    /// An RGB PNG of the picture ``SandboxPicture/paint(prompt:variant:width:height:)`` draws for `prompt`, with a
+    /// `tEXt` chunk `prompt`.
+    static func picture(prompt: String, variant: Int, width: Int, height: Int) -> Data {
+        encode(SandboxPicture.paint(prompt: prompt, variant: variant, width: width, height: height), text: ["prompt": prompt])
+    }
 
-    /// A 64×64 RGB picture: a vertical gradient between two colours taken from SHA-256(prompt, variant), a sun whose
-    /// place comes from the hash, and a `tEXt` chunk `prompt`.
-    static func picture(prompt: String, variant: Int) -> Data {
-        let digest = Array(SHA256.hash(data: Data("\(variant)|\(prompt)".utf8)))
-        let top = (digest[0], digest[1], digest[2])
-        let bottom = (digest[3], digest[4], digest[5])
-        let sunX = Int(digest[6]) % side
-        let sunY = Int(digest[7]) % (side / 2)
-        var raw = [UInt8]()
-        raw.reserveCapacity(side * (side * 3 + 1))
-        for y in 0..<side {
-            raw.append(0)  // filter: none
-            for x in 0..<side {
-                if (x - sunX) * (x - sunX) + (y - sunY) * (y - sunY) < 36 {
-                    raw.append(contentsOf: [255, 221, 87])
-                    continue
-                }
-                func mix(_ a: UInt8, _ b: UInt8) -> UInt8 { UInt8((Int(a) * (side - y) + Int(b) * y) / side) }
-                raw.append(contentsOf: [mix(top.0, bottom.0), mix(top.1, bottom.1), mix(top.2, bottom.2)])
-            }
-        }
+    /// `picture` as an 8-bit RGB PNG with `tEXt` chunks (non-ASCII bytes written as `?`, values cut at 2,000 bytes).
+    static func encode(_ picture: SandboxPicture, text: [String: String] = [:]) -> Data {
         var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         var header = Data()
-        header.appendBigEndian(UInt32(side))
-        header.appendBigEndian(UInt32(side))
+        header.appendBigEndian(UInt32(picture.width))
+        header.appendBigEndian(UInt32(picture.height))
         header.append(contentsOf: [8, 2, 0, 0, 0])  // 8-bit RGB, deflate, adaptive filtering, no interlace
         chunk("IHDR", header, into: &png)
-        chunk("tEXt", Data("prompt".utf8) + Data([0]) + Data(prompt.utf8.prefix(2_000).map { $0 < 0x80 ? $0 : UInt8(ascii: "?") }), into: &png)
-        chunk("IDAT", zlibStored(raw), into: &png)
+        for (key, value) in text.sorted(by: { $0.key < $1.key }) {
+            chunk("tEXt", Data(key.utf8) + Data([0]) + Data(value.utf8.prefix(2_000).map { $0 < 0x80 ? $0 : UInt8(ascii: "?") }), into: &png)
+        }
+        chunk("IDAT", zlibDeflate(subFiltered(picture)), into: &png)
         chunk("IEND", Data(), into: &png)
         return png
+    }
+
+    /// The scanlines with filter type 1 (`Sub`: each byte minus the same channel of the pixel to its left).
+    static func subFiltered(_ picture: SandboxPicture) -> [UInt8] {
+        let stride = picture.width * 3
+        var raw = [UInt8](repeating: 0, count: picture.height * (stride + 1))
+        picture.pixels.withUnsafeBufferPointer { pixels in
+            raw.withUnsafeMutableBufferPointer { out in
+                for y in 0..<picture.height {
+                    let row = y * stride
+                    let target = y * (stride + 1)
+                    out[target] = 1
+                    for index in 0..<stride {
+                        out[target + 1 + index] = index < 3 ? pixels[row + index] : pixels[row + index] &- pixels[row + index - 3]
+                    }
+                }
+            }
+        }
+        return raw
+    }
+
+    /// A zlib stream of one fixed-Huffman deflate block: literals, and runs of a repeated byte as matches at distance 1.
+    static func zlibDeflate(_ bytes: [UInt8]) -> Data {
+        var writer = BitWriter()
+        writer.out.reserveCapacity(bytes.count / 16 + 64)
+        writer.out.append(contentsOf: [0x78, 0x01])
+        writer.write(1, count: 1)  // BFINAL
+        writer.write(1, count: 2)  // BTYPE 01: fixed Huffman codes
+        bytes.withUnsafeBufferPointer { data in
+            var index = 0
+            while index < data.count {
+                if index > 0 {
+                    let previous = data[index - 1]
+                    var run = 0
+                    while run < 258, index + run < data.count, data[index + run] == previous { run += 1 }
+                    if run >= 3 {
+                        writer.writeLength(run)
+                        writer.write(0, count: 5)  // distance code 0: distance 1
+                        index += run
+                        continue
+                    }
+                }
+                writer.writeSymbol(Int(data[index]))
+                index += 1
+            }
+        }
+        writer.writeSymbol(256)
+        writer.flush()
+        var a: UInt32 = 1
+        var b: UInt32 = 0
+        bytes.withUnsafeBufferPointer { data in
+            var index = 0
+            // Sums of up to 5,552 bytes cannot overflow before the modulo (zlib's NMAX).
+            while index < data.count {
+                let end = min(data.count, index + 5_552)
+                for position in index..<end {
+                    a &+= UInt32(data[position])
+                    b &+= a
+                }
+                a %= 65_521
+                b %= 65_521
+                index = end
+            }
+        }
+        var out = Data(writer.out)
+        out.appendBigEndian((b << 16) | a)
+        return out
+    }
+
+    /// Deflate's bit order: values least significant bit first, Huffman codes most significant bit first.
+    struct BitWriter {
+        var out: [UInt8] = []
+        private var buffer: UInt64 = 0
+        private var count = 0
+
+        mutating func write(_ value: Int, count bits: Int) {
+            buffer |= UInt64(value) << UInt64(count)
+            count += bits
+            while count >= 8 {
+                out.append(UInt8(truncatingIfNeeded: buffer))
+                buffer >>= 8
+                count -= 8
+            }
+        }
+
+        /// A fixed-Huffman literal/length symbol (0…287).
+        mutating func writeSymbol(_ symbol: Int) {
+            let (code, length): (Int, Int) =
+                switch symbol {
+                case 0...143: (0x30 + symbol, 8)
+                case 144...255: (0x190 + symbol - 144, 9)
+                case 256...279: (symbol - 256, 7)
+                default: (0xC0 + symbol - 280, 8)
+                }
+            var reversed = 0
+            for bit in 0..<length where code & (1 << bit) != 0 { reversed |= 1 << (length - 1 - bit) }
+            write(reversed, count: length)
+        }
+
+        /// The length symbol and extra bits for a match of `length` (3…258).
+        mutating func writeLength(_ length: Int) {
+            let bases = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258]
+            let extras = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0]
+            let code = length == 258 ? 28 : (bases.lastIndex { $0 <= length } ?? 0)
+            writeSymbol(257 + code)
+            if extras[code] > 0 { write(length - bases[code], count: extras[code]) }
+        }
+
+        mutating func flush() {
+            if count > 0 { out.append(UInt8(truncatingIfNeeded: buffer)) }
+            buffer = 0
+            count = 0
+        }
     }
 
     private static func chunk(_ type: String, _ body: Data, into png: inout Data) {
@@ -178,31 +291,6 @@ enum SandboxPNG {
         let typed = Data(type.utf8) + body
         png.append(typed)
         png.appendBigEndian(crc32(typed))
-    }
-
-    /// A zlib stream of stored (uncompressed) deflate blocks.
-    static func zlibStored(_ bytes: [UInt8]) -> Data {
-        var out = Data([0x78, 0x01])
-        var offset = 0
-        repeat {
-            let length = min(65_535, bytes.count - offset)
-            let final: UInt8 = offset + length == bytes.count ? 1 : 0
-            out.append(final)
-            out.append(UInt8(length & 0xFF))
-            out.append(UInt8(length >> 8))
-            out.append(UInt8(~length & 0xFF))
-            out.append(UInt8((~length >> 8) & 0xFF))
-            out.append(contentsOf: bytes[offset..<(offset + length)])
-            offset += length
-        } while offset < bytes.count
-        var a: UInt32 = 1
-        var b: UInt32 = 0
-        for byte in bytes {
-            a = (a + UInt32(byte)) % 65_521
-            b = (b + a) % 65_521
-        }
-        out.appendBigEndian((b << 16) | a)
-        return out
     }
 
     private static let crcTable: [UInt32] = (0..<256).map { index -> UInt32 in
