@@ -4,9 +4,12 @@ import Foundation
 /// The Stories tasks of the chat emulator. A Stories prompt ends with a one-line JSON object of facts (`{"task":…}`,
 /// see ChorusCore's `FactsLine`); the emulator reads only that line (and, for scenes, the story in the message), so
 /// its answers honour exactly what was asked:
-/// - `story`: a calm story in the asked language (English, Spanish, French, German, Italian) about the hero, naming
-///   every trait and the event, of the asked number of words (±5 %), as `Title\n\nParagraph…`; deterministic for the
-///   same facts;
+/// - `story`: a calm story in the asked language (English, Spanish, French, German, Italian) about the hero, of the
+///   asked number of words (±5 %), as `Title\n\nParagraph…`; deterministic for the same facts. Everything reads in the
+///   story's language (see ``SandboxStoryVocabulary``): the product's own events are told with their title and prompt
+///   seed in that language, the hero's name standing for "the hero"; a custom event only when written in that
+///   language; known traits in the language's wording, unknown ones (except one English word in English) as "other
+///   qualities";
 /// - `story_scenes`: `scene_count` scenes whose text segments are sentences copied from the story, spread evenly, with
 ///   illustration prompts that start `Scene N:`;
 /// - `visual_profile`: the profile read from the appearance (`red curly hair`, `green eyes`, `wears a yellow
@@ -40,10 +43,29 @@ enum SandboxStories {
         let event = facts["event"]?.string ?? ""
         let target = max(60, facts["target_words"]?.int ?? 300)
         let phrases = StoryPhrases.of(language)
-        var seed = UInt64(truncatingIfNeeded: stableHash("\(language.rawValue)|\(hero)|\(traits)|\(event)|\(target)"))
+        let seed = UInt64(truncatingIfNeeded: stableHash("\(language.rawValue)|\(hero)|\(traits)|\(event)|\(target)"))
 
-        var sentences = [phrases.opening(hero), phrases.event(hero, event)]
-        for trait in traits { sentences.append(phrases.trait(hero, trait)) }
+        var sentences = [phrases.opening(hero)]
+        if let known = SandboxStoryVocabulary.event(event, hero: hero, language: language) {
+            sentences.append(phrases.event(hero, title: known.title, seed: known.seed))
+        } else {
+            sentences.append(phrases.specialDay(hero))
+        }
+        // Traits in the story's language: the dictionary's wording, or (in English) a one-word trait as given; other
+        // traits the dictionary does not know are not pasted into the sentences.
+        var named: [String] = []
+        var unknown = false
+        for trait in traits {
+            if let entry = SandboxStoryVocabulary.trait(for: trait), let form = entry.forms[language] {
+                if !named.contains(form) { named.append(form) }
+            } else if language == .en, !trait.contains(" ") {
+                if !named.contains(trait) { named.append(trait) }
+            } else {
+                unknown = true
+            }
+        }
+        for trait in named { sentences.append(phrases.trait(hero, trait)) }
+        if unknown { sentences.append(phrases.otherTraits(hero)) }
         let closing = phrases.closing(hero)
         let closingWords = closing.split(separator: " ").count
         var words = sentences.reduce(0) { $0 + $1.split(separator: " ").count }
@@ -186,8 +208,14 @@ struct StoryPhrases {
     /// Templates: `{h}` is the hero's name, `{x}` the event or trait.
     var titleTemplate: String
     var openingTemplate: String
+    /// `{t}`: the event's title, `{x}`: its prompt seed as a sentence about the hero.
     var eventTemplate: String
+    /// For an event the storyteller cannot tell in this language.
+    var specialDayTemplate: String
+    /// `{x}`: the trait in the form ``SandboxStoryVocabulary/Trait/forms`` gives for this language.
     var traitTemplate: String
+    /// For traits the storyteller cannot name in this language.
+    var otherTraitsTemplate: String
     var middleTemplates: [String]
     var shortTemplate: String
     var closingTemplate: String
@@ -200,8 +228,12 @@ struct StoryPhrases {
 
     func title(_ hero: String) -> String { Self.fill(titleTemplate, hero) }
     func opening(_ hero: String) -> String { Self.fill(openingTemplate, hero) }
-    func event(_ hero: String, _ event: String) -> String { Self.fill(eventTemplate, hero, event) }
+    func event(_ hero: String, title: String, seed: String) -> String {
+        (Self.fill(eventTemplate, hero, seed).replacingOccurrences(of: "{t}", with: title)).trimmingCharacters(in: .whitespaces)
+    }
+    func specialDay(_ hero: String) -> String { Self.fill(specialDayTemplate, hero) }
     func trait(_ hero: String, _ trait: String) -> String { Self.fill(traitTemplate, hero, trait) }
+    func otherTraits(_ hero: String) -> String { Self.fill(otherTraitsTemplate, hero) }
     /// Middle sentence `index`, behind the connectors of `cycle` (0: none; 1…8: one; then two different ones).
     func middle(_ index: Int, cycle: Int, _ hero: String) -> String {
         let template = middleTemplates[index]
@@ -224,8 +256,10 @@ struct StoryPhrases {
             StoryPhrases(
                 titleTemplate: "{h} and the Quiet Moon",
                 openingTemplate: "Once upon a time, in a cosy little house at the edge of a peaceful meadow, there lived a child called {h}.",
-                eventTemplate: "One evening, something special happened to {h}: {x}",
+                eventTemplate: "This is the story of a special day for {h}: {t}. {x}",
+                specialDayTemplate: "This is the story of a very special day for {h}.",
                 traitTemplate: "Everyone who knew {h} said that {h} was {x}, and tonight that would matter very much.",
+                otherTraitsTemplate: "{h} had many other good qualities too, and the whole family loved every one of them.",
                 middleTemplates: [
                     "{h} walked slowly along the soft garden path, where the flowers were closing their petals for the night.",
                     "A friendly owl hooted softly from the old oak tree, and {h} waved and smiled.",
@@ -244,8 +278,10 @@ struct StoryPhrases {
             StoryPhrases(
                 titleTemplate: "{h} y la luna tranquila",
                 openingTemplate: "Había una vez, en una casita acogedora al borde de un prado tranquilo, una niña o un niño llamado {h}.",
-                eventTemplate: "Una tarde, a {h} le ocurrió algo especial: {x}",
-                traitTemplate: "Todos los que conocían a {h} decían que era {x}, y esa noche eso iba a importar mucho.",
+                eventTemplate: "Esta es la historia de un día especial para {h}: {t}. {x}",
+                specialDayTemplate: "Esta es la historia de un día muy especial para {h}.",
+                traitTemplate: "Todos los que conocían a {h} hablaban de su {x}, y esa noche eso iba a importar mucho.",
+                otherTraitsTemplate: "{h} tenía también otras cualidades, y toda la familia las quería mucho.",
                 middleTemplates: [
                     "{h} caminó despacio por el sendero del jardín, donde las flores cerraban sus pétalos para dormir.",
                     "Un búho simpático ululó suavemente desde el viejo roble, y {h} lo saludó con una sonrisa.",
@@ -266,8 +302,10 @@ struct StoryPhrases {
             StoryPhrases(
                 titleTemplate: "{h} et la lune tranquille",
                 openingTemplate: "Il était une fois, dans une petite maison douillette au bord d'une prairie paisible, un enfant qui s'appelait {h}.",
-                eventTemplate: "Un soir, il arriva quelque chose de spécial à {h} : {x}",
-                traitTemplate: "Tous ceux qui connaissaient {h} disaient que {h} était {x}, et ce soir-là, cela allait beaucoup compter.",
+                eventTemplate: "Voici l'histoire d'un jour spécial pour {h} : {t}. {x}",
+                specialDayTemplate: "Voici l'histoire d'un jour très spécial pour {h}.",
+                traitTemplate: "Tous ceux qui connaissaient {h} parlaient de {x}, et ce soir-là, cela allait beaucoup compter.",
+                otherTraitsTemplate: "{h} avait aussi bien d'autres qualités, et toute la famille les aimait beaucoup.",
                 middleTemplates: [
                     "{h} marcha doucement le long du chemin du jardin, où les fleurs refermaient leurs pétales pour la nuit.",
                     "Une chouette amicale hulula doucement depuis le vieux chêne, et {h} lui fit un signe en souriant.",
@@ -290,8 +328,10 @@ struct StoryPhrases {
             StoryPhrases(
                 titleTemplate: "{h} und der stille Mond",
                 openingTemplate: "Es war einmal ein Kind namens {h}, das in einem gemütlichen kleinen Haus am Rand einer friedlichen Wiese wohnte.",
-                eventTemplate: "Eines Abends geschah {h} etwas ganz Besonderes: {x}",
-                traitTemplate: "Alle, die {h} kannten, sagten, {h} sei {x}, und heute Abend sollte das sehr wichtig werden.",
+                eventTemplate: "Dies ist die Geschichte eines besonderen Tages für {h}: {t}. {x}",
+                specialDayTemplate: "Dies ist die Geschichte eines ganz besonderen Tages für {h}.",
+                traitTemplate: "Alle, die {h} kannten, lobten {x} von {h}, und heute Abend sollte das sehr wichtig werden.",
+                otherTraitsTemplate: "{h} hatte noch viele andere gute Seiten, und die ganze Familie liebte jede davon.",
                 middleTemplates: [
                     "{h} ging langsam den weichen Gartenweg entlang, wo die Blumen ihre Blüten für die Nacht schlossen.",
                     "Eine freundliche Eule rief leise aus der alten Eiche, und {h} winkte lächelnd zurück.",
@@ -310,8 +350,10 @@ struct StoryPhrases {
             StoryPhrases(
                 titleTemplate: "{h} e la luna tranquilla",
                 openingTemplate: "C'era una volta, in una casetta accogliente ai margini di un prato tranquillo, un bambino di nome {h}.",
-                eventTemplate: "Una sera, a {h} accadde qualcosa di speciale: {x}",
-                traitTemplate: "Tutti quelli che conoscevano {h} dicevano che era {x}, e quella sera sarebbe stato molto importante.",
+                eventTemplate: "Questa è la storia di un giorno speciale per {h}: {t}. {x}",
+                specialDayTemplate: "Questa è la storia di un giorno davvero speciale per {h}.",
+                traitTemplate: "Tutti quelli che conoscevano {h} parlavano {x}, e quella sera sarebbe stato molto importante.",
+                otherTraitsTemplate: "{h} aveva anche tante altre qualità, e tutta la famiglia le amava molto.",
                 middleTemplates: [
                     "{h} camminò piano lungo il sentiero del giardino, dove i fiori chiudevano i petali per la notte.",
                     "Un gufo simpatico cantò piano dalla vecchia quercia, e {h} lo salutò sorridendo.",

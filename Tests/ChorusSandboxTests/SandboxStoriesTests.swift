@@ -31,8 +31,18 @@ struct SandboxStoriesTests {
             let first = try StoryText.parse(try await harness.generator().generate(Self.storyRequest(brief)).content)
             let again = try StoryText.parse(try await harness.generator().generate(Self.storyRequest(brief)).content)
             #expect(first == again)
-            #expect(first.title.contains("Nora") && first.content.contains("gentle") && first.content.contains("funny"))
-            #expect(first.content.contains("A picnic"))
+            // Traits in the story's language; a custom English event is told only in English.
+            let traits: [StoryLanguage: [String]] = [
+                .en: ["was gentle", "was funny"], .es: ["su dulzura", "su sentido del humor"], .fr: ["de sa douceur", "de son humour"],
+                .de: ["die Sanftheit von Nora", "den Humor von Nora"], .it: ["della sua dolcezza", "del suo umorismo"],
+            ]
+            #expect(first.title.contains("Nora"))
+            for trait in traits[language]! { #expect(first.content.contains(trait), "\(language): \(trait)") }
+            if language == .en {
+                #expect(first.content.contains("a special day for Nora: A picnic. Nora shares her sandwiches."))
+            } else {
+                for english in ["gentle", "funny", "picnic", "sandwiches"] { #expect(!first.content.contains(english), "\(language): \(english)") }
+            }
             #expect(abs(first.wordCount - 450) <= 23, "\(first.wordCount) words")
             let sentences = first.content.components(separatedBy: ". ")
             #expect(Set(sentences).count == sentences.count, "every sentence differs, so scenes can be located")
@@ -40,6 +50,29 @@ struct SandboxStoriesTests {
                 .en: "Once upon a time", .es: "Había una vez", .fr: "Il était une fois", .de: "Es war einmal", .it: "C'era una volta",
             ]
             #expect(first.content.hasPrefix(marker[language]!))
+        }
+    }
+
+    @Test("the product's own events and traits read in the story's language; unknown traits are not pasted", arguments: StoryLanguage.allCases)
+    func catalogEventInEveryLanguage(_ language: StoryLanguage) async throws {
+        try await withOpenAI { harness in
+            let school = try #require(StoryEventCatalog.event("first_day_of_school"))
+            let brief = StoryBrief(
+                language: language, heroName: "Mia", heroTraits: ["brave", "loves dinosaurs"], heroAppearance: "a girl with red hair",
+                event: "\(school.title(language)): \(school.promptSeed(language))", lengthMinutes: 2)
+            let story = try StoryText.parse(try await harness.generator().generate(Self.storyRequest(brief)).content)
+            let expected: [StoryLanguage: [String]] = [
+                .en: ["a special day for Mia: first day of school. Mia discovers that a new classroom", "Mia was brave", "Mia had many other good qualities"],
+                .es: ["un día especial para Mia: el primer día de colegio. Mia descubre que una clase nueva", "su valentía", "Mia tenía también otras cualidades"],
+                .fr: ["un jour spécial pour Mia : le premier jour d'école. Mia découvre qu'une nouvelle classe", "de son courage", "Mia avait aussi bien d'autres qualités"],
+                .de: ["eines besonderen Tages für Mia: der erste Schultag. Mia entdeckt, dass ein neues Klassenzimmer", "den Mut von Mia", "Mia hatte noch viele andere gute Seiten"],
+                .it: ["un giorno speciale per Mia: il primo giorno di scuola. Mia scopre che una nuova classe", "del suo coraggio", "Mia aveva anche tante altre qualità"],
+            ]
+            for phrase in expected[language]! { #expect(story.content.contains(phrase), "\(language): \(phrase)") }
+            for pasted in ["The hero", "Le héros", "El héroe", "Der Held", "L'eroe", "dinosaurs"] {
+                #expect(!story.content.contains(pasted), "\(language): \(pasted)")
+            }
+            if language != .en { #expect(!story.content.contains("brave") || language == .fr, "\(language)") }
         }
     }
 
