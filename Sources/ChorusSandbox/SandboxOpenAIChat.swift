@@ -408,7 +408,8 @@ struct SandboxSchema {
 /// urgent sentences; decision → decisions ("decided", "agreed", "we'll", "let's"); action/task/todo/follow-up →
 /// action items ("will", "can you", "please", "need to"; owner = the line's sender, or a sender addressed by name);
 /// owner/assignee/who/sender/person → the owner; date/deadline/when/time/schedule/due/day → date words (weekdays,
-/// "tomorrow", "tonight", 12/3, 5pm); overview/summary/gist/recap/narration → the overview; language/locale → `en`;
+/// "tomorrow", "tonight", 12/3, 5pm); overview/summary/gist/recap/narration → the overview; language/locale → the
+/// conversation's language (`en`, `es`, `fr`, `de`, `it`, by its frequent words);
 /// count/number/total → a count. Unknown names fall back by type: strings get the overview (or, inside an item, the
 /// item's sentence), arrays the first sentence of each line, booleans `false`, numbers 0.
 /// Nullable values are `null` when nothing matches; `enum` takes the first value (an urgent-sounding one for urgent
@@ -419,38 +420,59 @@ struct SandboxExtractor {
     }
 
     let thread: SandboxThread
+    /// The conversation's language and the words the summary is framed with.
+    let words: SandboxSummaryWords
 
     init(_ texts: [String]) {
         thread = SandboxThread(texts.joined(separator: "\n"))
+        words = SandboxSummaryWords(texts: thread.lines.map(\.text))
     }
 
-    /// The overview: who wrote how much, then the opening and most important sentences (≤ 60 words).
+    /// Urgent sentences, those of messages flagged urgent first.
+    var urgentMatches: [SandboxThread.Match] {
+        let matches = thread.matches(.urgent)
+        let flagged = Set(thread.lines.filter(\.flagged).compactMap(\.sentences.first))
+        return matches.filter { flagged.contains($0.sentence) } + matches.filter { !flagged.contains($0.sentence) }
+    }
+
+    /// The overview, in the conversation's language (≤ 60 words): how many messages from whom, then what they are
+    /// about — urgent sentences first, then each message's key sentence (its first one with a date, a decision or a
+    /// task, else its first), cut to 20 words, with the sender.
     var overview: String {
         var parts: [String] = []
-        if !thread.senders.isEmpty {
-            let count = thread.lines.count
-            parts.append("\(count) message\(count == 1 ? "" : "s") from \(SandboxText.list(thread.senders)).")
+        if !thread.senders.isEmpty { parts.append(words.count(thread.lines.count, from: thread.senders)) }
+        var used: Set<String> = []
+        for match in urgentMatches.prefix(2) where used.insert(match.sentence).inserted {
+            parts.append(words.urgent(from: match.sender) + " " + Self.ended(SandboxText.prefix(match.sentence, words: 20)))
         }
-        var picked: [String] = []
-        for sentence in thread.leadingSentences().prefix(2).map(\.sentence) + thread.matches(.urgent).prefix(1).map(\.sentence)
-        where !picked.contains(sentence) {
-            picked.append(sentence)
+        var keys = 0
+        for line in thread.lines where keys < 3 {
+            let cued = line.sentences.first { sentence in [SandboxCue.date, .decision, .action].contains { $0.matches(sentence) } }
+            guard let sentence = cued ?? line.sentences.first, used.insert(sentence).inserted else { continue }
+            let text = Self.ended(SandboxText.prefix(sentence, words: 20))
+            parts.append(line.sender.map { words.said($0) + " " + text } ?? text)
+            keys += 1
         }
-        parts.append(contentsOf: picked)
         return SandboxText.prefix(parts.joined(separator: " "), words: 60)
     }
 
+    /// `text` ending in sentence punctuation.
+    private static func ended(_ text: String) -> String {
+        text.hasSuffix(".") || text.hasSuffix("!") || text.hasSuffix("?") || text.hasSuffix("…") ? text : text + "."
+    }
+
     /// The text-mode answer: overview, then decisions, action items, dates and urgent items, written for listening
-    /// (≤ 300 words).
+    /// (≤ 300 words), in the conversation's language.
     func summaryText() -> String {
-        var text = "Here is a summary. " + overview
+        var text = words.opening + " " + overview
+        let titles = words.sections
         let sections: [(String, [SandboxThread.Match])] = [
-            ("Decisions", thread.matches(.decision)), ("Action items", thread.matches(.action)), ("Dates", thread.matches(.date)),
-            ("Urgent", thread.matches(.urgent)),
+            (titles.urgent, urgentMatches), (titles.decisions, thread.matches(.decision)), (titles.actions, thread.matches(.action)),
+            (titles.dates, thread.matches(.date)),
         ]
         for (title, matches) in sections where !matches.isEmpty {
-            let items = matches.prefix(5).map { match in match.sender.map { "\($0): \(match.sentence)" } ?? match.sentence }
-            text += " \(title): " + items.map { $0.hasSuffix(".") || $0.hasSuffix("!") || $0.hasSuffix("?") ? $0 : $0 + "." }.joined(separator: " ")
+            let items = matches.prefix(5).map { match in match.sender.map { "\(words.said($0)) \(match.sentence)" } ?? match.sentence }
+            text += " \(title)\(words.language == .fr ? " :" : ":") " + items.map(Self.ended).joined(separator: " ")
         }
         return SandboxText.prefix(text, words: 300)
     }
@@ -462,7 +484,7 @@ struct SandboxExtractor {
             "action_items": .array(
                 thread.matches(.action).map { ["owner": $0.owner.map(RealtimeJSON.string) ?? .null, "task": .string($0.sentence)] }),
             "dates": .array(thread.matches(.date).map { ["when": .string($0.date ?? ""), "what": .string($0.sentence)] }),
-            "urgent": .array(thread.matches(.urgent).map { .string($0.sentence) }),
+            "urgent": .array(urgentMatches.map { .string($0.sentence) }),
         ]
     }
 
@@ -549,7 +571,7 @@ struct SandboxExtractor {
         case .decisions: thread.matches(.decision)
         case .actions: thread.matches(.action)
         case .dates: thread.matches(.date)
-        case .urgent: thread.matches(.urgent)
+        case .urgent: urgentMatches
         case .overview, .owner, .language, .count, .other: thread.leadingSentences()
         }
     }
@@ -561,14 +583,14 @@ struct SandboxExtractor {
             switch topic {
             case .owner: return item.owner
             case .dates: return item.date
-            case .language: return "en"
+            case .language: return words.language.rawValue
             case .overview, .decisions, .actions, .urgent, .count, .other: return item.sentence
             }
         }
         switch topic {
         case .overview, .other: return overview
         case .owner: return thread.senders.isEmpty ? nil : SandboxText.list(thread.senders)
-        case .language: return "en"
+        case .language: return words.language.rawValue
         case .decisions, .actions, .dates, .urgent, .count:
             let sentences = matches(for: topic).map(\.sentence)
             return sentences.isEmpty ? nil : sentences.joined(separator: " ")

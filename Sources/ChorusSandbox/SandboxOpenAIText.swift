@@ -1,3 +1,4 @@
+import ChorusCore
 import Foundation
 
 /// Sentence and word helpers of the OpenAI emulator.
@@ -80,16 +81,30 @@ enum SandboxCue: CaseIterable {
     private var phrases: [String] {
         switch self {
         case .decision:
-            ["decided", "decide", "agreed", "we agree", "we'll", "we will", "let's", "let us", "settled", "going with", "confirmed", "the plan is"]
+            [
+                "decided", "decide", "agreed", "we agree", "we'll", "we will", "let's", "let us", "settled", "going with", "confirmed",
+                "the plan is",
+                // Spanish, French, German, Italian.
+                "decidimos", "hemos decidido", "acordamos", "quedamos en", "décidé", "décidée", "on a décidé", "d'accord pour", "beschlossen",
+                "entschieden", "abgemacht", "deciso", "abbiamo deciso", "d'accordo",
+            ]
         case .action:
             [
                 "will", "i'll", "you'll", "he'll", "she'll", "they'll", "can you", "could you", "would you", "please", "need to",
                 "needs to", "have to", "has to", "must", "don't forget", "remember to", "make sure", "todo", "to-do",
+                // Spanish, French, German, Italian.
+                "puedes", "podrías", "por favor", "voy a", "tienes que", "hay que", "no olvides", "peux-tu", "pourrais-tu", "s'il te plaît",
+                "je vais", "il faut", "n'oublie pas", "kannst du", "könntest du", "bitte", "ich werde", "muss", "vergiss nicht", "puoi",
+                "potresti", "per favore", "devo", "bisogna", "non dimenticare",
             ]
         case .urgent:
             [
                 "urgent", "urgently", "asap", "emergency", "hospital", "ambulance", "911", "immediately", "right away", "accident",
                 "injured", "bleeding", "fever", "police", "fire", "cancelled", "canceled", "rescheduled", "postponed",
+                // Spanish, French, German, Italian.
+                "urgente", "urgencias", "hospital", "fiebre", "ambulancia", "cancelado", "cancelada", "urgence", "hôpital", "fièvre",
+                "annulé", "annulée", "dringend", "notfall", "krankenhaus", "fieber", "krankenwagen", "abgesagt", "ospedale", "febbre",
+                "pronto soccorso", "annullato", "annullata",
             ]
         case .date:
             []
@@ -106,8 +121,15 @@ enum SandboxCue: CaseIterable {
 
 /// Date and time expressions in free text.
 enum SandboxDates {
-    private static let weekdays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-    private static let relative: Set<String> = ["today", "tomorrow", "tonight", "weekend", "noon", "midnight", "yesterday"]
+    private static let weekdays = [
+        "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "lunes", "martes", "miércoles", "jueves", "viernes",
+        "sábado", "domingo", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche", "montag", "dienstag", "mittwoch",
+        "donnerstag", "freitag", "samstag", "sonntag", "lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato", "domenica",
+    ]
+    private static let relative: Set<String> = [
+        "today", "tomorrow", "tonight", "weekend", "noon", "midnight", "yesterday", "mañana", "hoy", "demain", "aujourd'hui", "morgen",
+        "heute", "domani", "oggi", "stasera",
+    ]
     private static let months = [
         "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
     ]
@@ -185,6 +207,8 @@ struct SandboxThread {
         let sender: String?
         let text: String
         let sentences: [String]
+        /// Flagged `[urgent]` after the sender's name (the product's summary prompt marks urgent messages so).
+        var flagged = false
     }
 
     /// One sentence that matched a cue, with what an item built from it needs.
@@ -201,15 +225,39 @@ struct SandboxThread {
     /// The senders in order of first appearance.
     let senders: [String]
 
-    /// Parses `text`. When some lines look like `Name: text`, only those lines are the thread (a prompt's own lines,
-    /// such as "Summarize this conversation:", are not); otherwise every non-empty line is.
+    /// Header labels of a prompt that are not senders (`Current time: …`).
+    private static let headerLabels: Set<String> = [
+        "current time", "time", "time zone", "timezone", "date", "today", "now", "subject", "topic", "context", "note", "notes",
+        "instructions", "summary", "language", "conversation", "thread", "messages",
+    ]
+
+    /// Parses `text`. When it holds a block between `<<<MESSAGES` and `MESSAGES>>>` lines (the product's summary
+    /// prompt), only the lines inside are the thread. When some lines look like `Name: text`, only those lines are the
+    /// thread (a prompt's own lines, such as "Summarize this conversation:" or "Current time: …", are not); otherwise
+    /// every non-empty line is.
     init(_ text: String) {
+        var rawLines = text.components(separatedBy: .newlines)
+        var inside: [String] = []
+        var open = false
+        for raw in rawLines {
+            let trimmed = raw.trimmingCharacters(in: .whitespaces)
+            if trimmed == "<<<MESSAGES" { open = true; continue }
+            if trimmed == "MESSAGES>>>" { open = false; continue }
+            if open { inside.append(raw) }
+        }
+        if !inside.isEmpty { rawLines = inside }
         var parsed: [Line] = []
-        for raw in text.components(separatedBy: .newlines) {
+        for raw in rawLines {
             let line = Self.stripped(raw)
             guard !line.isEmpty else { continue }
-            let (sender, body) = Self.splitSender(line)
-            parsed.append(Line(sender: sender, text: body, sentences: SandboxText.sentences(in: body)))
+            var (sender, body) = Self.splitSender(line)
+            var flagged = false
+            if let name = sender, name.lowercased().hasSuffix("[urgent]") {
+                sender = String(name.dropLast("[urgent]".count)).trimmingCharacters(in: .whitespaces)
+                flagged = true
+            }
+            if let name = sender, Self.headerLabels.contains(name.lowercased()) { continue }
+            parsed.append(Line(sender: sender, text: body, sentences: SandboxText.sentences(in: body), flagged: flagged))
         }
         let withSenders = parsed.filter { $0.sender != nil }
         lines = withSenders.isEmpty ? parsed : withSenders
@@ -222,7 +270,10 @@ struct SandboxThread {
     func matches(_ cue: SandboxCue) -> [Match] {
         var result: [Match] = []
         for line in lines {
-            for sentence in line.sentences where cue.matches(sentence) && !result.contains(where: { $0.sentence == sentence }) {
+            for (index, sentence) in line.sentences.enumerated()
+            where (cue.matches(sentence) || (cue == .urgent && index == 0 && line.flagged))
+                && !result.contains(where: { $0.sentence == sentence })
+            {
                 result.append(match(sentence, in: line))
             }
         }
@@ -245,7 +296,7 @@ struct SandboxThread {
         }
         return Match(
             sentence: sentence, sender: line.sender, owner: owner, date: SandboxDates.expression(in: sentence),
-            urgent: SandboxCue.urgent.matches(sentence))
+            urgent: line.flagged || SandboxCue.urgent.matches(sentence))
     }
 
     /// Without list markers (`- `, `* `, `• `) and leading bracketed stamps (`[10:02]`).
@@ -270,5 +321,105 @@ struct SandboxThread {
             name.split(separator: " ").count <= 4, !name.contains(where: { ".!?\"".contains($0) })
         else { return (nil, line) }
         return (name, String(line[separator.upperBound...]).trimmingCharacters(in: .whitespaces))
+    }
+}
+
+/// The language of a conversation, and the words a summary is framed with in it.
+struct SandboxSummaryWords {
+    let language: StoryLanguage
+
+    /// Short words frequent in each language (a word may count for several).
+    private static let markers: [StoryLanguage: Set<String>] = [
+        .en: [
+            "the", "and", "is", "are", "to", "of", "you", "i", "we", "it", "at", "on", "for", "can", "will", "my", "with", "be", "this",
+            "that", "please", "tomorrow", "today", "tonight", "have", "what", "pick", "up",
+        ],
+        .es: [
+            "el", "la", "los", "las", "y", "es", "de", "que", "en", "un", "una", "por", "para", "con", "mañana", "está", "puedes", "yo",
+            "hoy", "del", "al", "se", "lo", "esta", "noche", "mi", "tu", "no",
+        ],
+        .fr: [
+            "le", "la", "les", "et", "est", "de", "des", "un", "une", "je", "nous", "vous", "pour", "avec", "demain", "il", "elle", "au",
+            "aux", "ce", "c", "l", "d", "qu", "ce", "soir", "pas", "ne", "du",
+        ],
+        .de: [
+            "der", "die", "das", "und", "ist", "ich", "wir", "du", "nicht", "mit", "zu", "ein", "eine", "morgen", "heute", "bitte", "für",
+            "auf", "den", "dem", "abend", "kannst", "um", "noch",
+        ],
+        .it: [
+            "il", "lo", "la", "gli", "le", "e", "è", "di", "che", "un", "una", "per", "con", "domani", "oggi", "sono", "non", "noi", "io",
+            "alle", "del", "della", "stasera", "puoi", "ci",
+        ],
+    ]
+
+    /// The language most of `texts` is written in, by its frequent short words; English when none stands out.
+    init(texts: [String]) {
+        var scores: [StoryLanguage: Int] = [:]
+        for text in texts {
+            for word in text.lowercased().split(whereSeparator: { !$0.isLetter }) {
+                for (language, words) in Self.markers where words.contains(String(word)) { scores[language, default: 0] += 1 }
+            }
+        }
+        let best = StoryLanguage.allCases.max { (scores[$0] ?? 0) < (scores[$1] ?? 0) } ?? .en
+        language = (scores[best] ?? 0) > (scores[.en] ?? 0) ? best : .en
+    }
+
+    /// `A`, `A and B`, `A, B and C` in the language.
+    func list(_ items: [String]) -> String {
+        guard items.count > 1, let last = items.last else { return items.first ?? "" }
+        let and = [StoryLanguage.en: "and", .es: "y", .fr: "et", .de: "und", .it: "e"][language] ?? "and"
+        return items.dropLast().joined(separator: ", ") + " \(and) " + last
+    }
+
+    /// "3 messages from Mom and Dad."
+    func count(_ count: Int, from senders: [String]) -> String {
+        let who = list(senders)
+        let one = count == 1
+        return switch language {
+        case .en: "\(count) message\(one ? "" : "s") from \(who)."
+        case .es: "\(count) mensaje\(one ? "" : "s") de \(who)."
+        case .fr: "\(count) message\(one ? "" : "s") de \(who)."
+        case .de: "\(count) \(one ? "Nachricht" : "Nachrichten") von \(who)."
+        case .it: "\(count) \(one ? "messaggio" : "messaggi") da \(who)."
+        }
+    }
+
+    /// "Urgent, from Grandma:" (or "Urgent:" without a sender).
+    func urgent(from sender: String?) -> String {
+        let (word, from): (String, String) =
+            switch language {
+            case .en: ("Urgent", "from")
+            case .es: ("Urgente", "de")
+            case .fr: ("Urgent", "de la part de")
+            case .de: ("Dringend", "von")
+            case .it: ("Urgente", "da")
+            }
+        let colon = language == .fr ? " :" : ":"
+        return sender.map { "\(word), \(from) \($0)\(colon)" } ?? word + colon
+    }
+
+    /// "Mom:" ("Maman :" in French).
+    func said(_ sender: String) -> String { language == .fr ? "\(sender) :" : "\(sender):" }
+
+    /// The opening of a text-mode summary.
+    var opening: String {
+        switch language {
+        case .en: "Here is a summary."
+        case .es: "Aquí tienes un resumen."
+        case .fr: "Voici un résumé."
+        case .de: "Hier ist eine Zusammenfassung."
+        case .it: "Ecco un riassunto."
+        }
+    }
+
+    /// Section titles of a text-mode summary: decisions, action items, dates, urgent.
+    var sections: (decisions: String, actions: String, dates: String, urgent: String) {
+        switch language {
+        case .en: ("Decisions", "Action items", "Dates", "Urgent")
+        case .es: ("Decisiones", "Tareas", "Fechas", "Urgente")
+        case .fr: ("Décisions", "À faire", "Dates", "Urgent")
+        case .de: ("Entscheidungen", "Aufgaben", "Termine", "Dringend")
+        case .it: ("Decisioni", "Cose da fare", "Date", "Urgente")
+        }
     }
 }
