@@ -492,8 +492,11 @@ struct AppStoreReceiptTests {
                 Issue.record("expected unavailable, got \(String(describing: error))")
                 return
             }
+            // The reason shows the 300 ms timeout fired (the stub answers after 3 s, with a body that is not JSON). The
+            // bound only catches a verifier that waits for the stub or retries without end: a loaded 2-core machine
+            // once took 4.3 s here.
             #expect(reason.hasPrefix("the App Store production endpoint could not be reached"))
-            #expect(clock.now - started < .seconds(4))
+            #expect(clock.now - started < .seconds(15))
         }
     }
 
