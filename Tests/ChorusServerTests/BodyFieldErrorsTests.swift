@@ -82,6 +82,15 @@ struct BodyFieldErrorsTests {
                     ["field": "kind", "message": "Expected a string"], ["field": "member_emails", "message": "Expected an array"],
                 ], "\(conversation.text)")
 
+            // A fraction where an integer is expected: Foundation does not name the field, the answer says what is wrong.
+            let story = try await post(
+                "/stories", #"{"hero_id": "h", "length_minutes": 1.5, "language": "en", "voice": "v", "illustration_count": 0}"#, token: token)
+            #expect(story.status == 422)
+            #expect(
+                Self.errors(story) == [
+                    ["field": "body", "message": "A number does not fit its field (a fraction or too large where an integer is expected)"]
+                ], "\(story.text)")
+
             // Bodies that are not JSON objects keep their single answer.
             let notJSON = try await post("/auth/register", "{")
             #expect(Self.errors(notJSON) == [["field": "body", "message": "The body is not valid JSON"]], "\(notJSON.text)")
@@ -139,6 +148,23 @@ struct BodyFieldErrorsTests {
                 FieldError(field: "body", message: "A number does not fit its field (a fraction or too large where an integer is expected)")
             ], "\(fraction)")
         #expect(Self.collect("{").map(\.message) == ["The body is not valid JSON"])
+
+        // A DTO's own rule about the whole body is said as the DTO says it.
+        struct OneOf: Decodable {
+            init(from decoder: any Decoder) throws {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "Give exactly one of a or b"))
+            }
+        }
+        let ruleDecoder = ChorusJSON.makeDecoder()
+        do {
+            _ = try ruleDecoder.decode(OneOf.self, from: Self.raw("{}"))
+            Issue.record("decoded")
+        } catch let error as DecodingError {
+            let rule = BodyFieldErrors.all(OneOf.self, body: Self.raw("{}"), first: error, decoder: ruleDecoder)
+            #expect(rule == [FieldError(field: "body", message: "Give exactly one of a or b")])
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
 
         // Missing nested members, and a nested object missing altogether (one error, not one per member).
         let missing = Self.collect(#"{"home": {"number": "1"}, "scores": {}}"#)

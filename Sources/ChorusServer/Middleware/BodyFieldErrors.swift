@@ -43,11 +43,14 @@ enum BodyFieldErrors {
         return errors
     }
 
-    /// The field error of `failure`. The body is valid JSON here (it was read as ``JSONValue``): a failure without a
-    /// path is a number that does not fit (Foundation's `JSONDecoder` reports `1.5` or `1e30` for an integer as
-    /// "not valid JSON", without the field), not a malformed body.
+    /// The field error of `failure`. The body is valid JSON here (it was read as ``JSONValue``), so a failure without
+    /// a path is not a malformed body: Foundation's `JSONDecoder` reports a number that does not fit (`1.5` or `1e30`
+    /// for an integer) as "not valid JSON", without the field; any other is a DTO's own rule, said as it is.
     private static func error(for failure: DecodingError, path: [Component]) -> FieldError {
-        if case .dataCorrupted = failure, path.isEmpty {
+        if case .dataCorrupted(let context) = failure, path.isEmpty {
+            guard context.debugDescription == "The given data was not valid JSON." else {
+                return FieldError(field: "body", message: context.debugDescription)
+            }
             return FieldError(field: "body", message: "A number does not fit its field (a fraction or too large where an integer is expected)")
         }
         return FieldError(decoding: failure)
