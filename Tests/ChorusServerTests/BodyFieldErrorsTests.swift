@@ -188,5 +188,16 @@ struct BodyFieldErrorsTests {
         } catch {
             Issue.record("unexpected \(error)")
         }
+        // A large bad body gets fewer rounds: never more than the work budget in bytes decoded.
+        let large = Self.raw(#"{"items": [\#(many)], "padding": "\#(String(repeating: "x", count: 300_000))"}"#)
+        do {
+            _ = try decoder.decode(Many.self, from: large)
+            Issue.record("decoded a body of wrong values")
+        } catch let error as DecodingError {
+            let all = BodyFieldErrors.all(Many.self, body: large, first: error, decoder: decoder)
+            #expect(all.count >= 1 && all.count <= BodyFieldErrors.workBudget / large.count, "\(all.count)")
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
     }
 }

@@ -11,6 +11,9 @@ import Foundation
 enum BodyFieldErrors {
     /// Decoding rounds at most (each decodes the whole body, which `CHORUS_MAX_BODY_BYTES` bounds).
     static let maxRounds = 64
+    /// Bytes decoded at most over all rounds: a large bad body gets fewer rounds, so that a client cannot make the
+    /// server decode many times what it sent.
+    static let workBudget = 1 << 20
     /// Mending attempts at one field before giving up (a value of the wrong guess, then null, then its type).
     private static let maxAttemptsPerField = 4
 
@@ -21,7 +24,8 @@ enum BodyFieldErrors {
         var attempts: [[Component]: Int] = [:]
         guard var copy = try? decoder.decode(JSONValue.self, from: body) else { return [FieldError(decoding: first)] }
         var failure = first
-        for _ in 0..<maxRounds {
+        let rounds = min(maxRounds, max(1, workBudget / max(1, body.count)))
+        for _ in 0..<rounds {
             let path = Component.path(of: failure)
             if !reported.contains(where: { path.starts(with: $0) }) {
                 errors.append(error(for: failure, path: path))
