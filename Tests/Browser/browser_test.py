@@ -220,6 +220,9 @@ class BrowserTests(unittest.TestCase):
         self.wait(lambda d: d.find_element(By.ID, "signed-in").is_displayed(), message="signed in")
         self.wait(lambda d: self.usage("Trial calls left") != "", message="usage shown")
         self.assertEqual(self.text("who-email"), self.email)
+        # An empty panel says so.
+        self.wait(lambda d: d.find_element(By.ID, "no-conversation").is_displayed(), message="no conversation yet")
+        self.wait(lambda d: d.find_element(By.ID, "no-hero").is_displayed(), message="no hero yet")
         self.shot("02-playground-signed-in")
 
         # Signing out and in again.
@@ -298,6 +301,7 @@ class BrowserTests(unittest.TestCase):
         self.fill("conversation-email", self.friend)
         self.driver.find_element(By.CSS_SELECTOR, "#conversation-form button").click()
         self.wait(lambda d: self.text("messages-status") == "Conversation ready.", message="a conversation")
+        self.assertFalse(self.driver.find_element(By.ID, "no-conversation").is_displayed())
         record = self.driver.find_element(By.ID, "record")
         record.click()
         self.wait(lambda d: record.get_attribute("aria-pressed") == "true", message="recording")
@@ -314,6 +318,7 @@ class BrowserTests(unittest.TestCase):
         self.fill("hero-name", "Mia")
         self.driver.find_element(By.CSS_SELECTOR, "#hero-form button").click()
         self.wait(lambda d: "Mia" in self.text("story-status"), message="a hero")
+        self.assertFalse(self.driver.find_element(By.ID, "no-hero").is_displayed())
         self.fill("story-length", "1")
         self.fill("story-pictures", "1")
         self.driver.find_element(By.ID, "make-story").click()
@@ -537,12 +542,28 @@ class BrowserTests(unittest.TestCase):
             outline = self.driver.execute_script("return getComputedStyle(document.activeElement).outlineStyle")
             self.assertNotEqual(outline, "none")
             self.shot("14-playground-phone")
+            # The custom scenario's voice list too (in a closed disclosure; opened after the Tab order is checked,
+            # since a click moves where Tab starts from).
+            self.driver.find_element(By.CSS_SELECTOR, "#call-form + details summary").click()
+            self.wait(lambda d: d.find_element(By.ID, "custom-voice").is_displayed(), message="the custom scenario form opens")
+            self.assertTrue(self.text("custom-voice-description"))
+            self.assertEqual(self.cut_off(), [], "nothing cut off in the custom scenario form")
+            self.driver.find_element(By.CSS_SELECTOR, "#call-form + details summary").click()
             # The home page on a phone too.
             self.driver.get(BASE + "/")
             self.assertEqual(self.cut_off(), [], "nothing cut off on the home page")
             self.assertLessEqual(self.driver.execute_script(
                 "return document.documentElement.scrollWidth - document.documentElement.clientWidth"), 0)
             self.shot("15-home-phone")
+            # And the signed-out playground (its intro above the sign-in form).
+            self.driver.get(BASE + "/playground")
+            self.wait(lambda d: d.find_element(By.ID, "sign-out").is_displayed(), message="signed in")
+            self.driver.find_element(By.ID, "sign-out").click()
+            self.wait(lambda d: d.find_element(By.ID, "signed-out").is_displayed(), message="signed out")
+            self.assertEqual(self.cut_off(), [], "nothing cut off on the signed-out page")
+            self.assertLessEqual(self.driver.execute_script(
+                "return document.documentElement.scrollWidth - document.documentElement.clientWidth"), 0)
+            self.shot("15-playground-signed-out-phone")
         finally:
             self.driver.set_window_size(1280, 2000)
 

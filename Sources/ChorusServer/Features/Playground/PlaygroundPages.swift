@@ -105,7 +105,9 @@ enum PlaygroundPages {
                 <ul id="invitations" class="transcript" aria-labelledby="invitations-h"></ul>
                 </div>
                 <label for="conversation">Conversation</label>
-                <select id="conversation"></select>
+                <select id="conversation" aria-describedby="no-conversation"></select>
+                <p id="no-conversation" class="muted" hidden>No conversation yet: start one above with someone's email, or accept their \
+                invitation. Messages are recorded with the microphone (the sandbox transcribes them) and heard in the sender's voice.</p>
                 <div class="row">
                 <button type="button" id="record" aria-pressed="false">Record</button>
                 <button type="button" id="summary" class="secondary">Hear a summary</button>
@@ -132,7 +134,8 @@ enum PlaygroundPages {
                 </form>
                 <form id="story-form">
                 <div class="fields">
-                <div><label for="story-hero">Hero</label><select id="story-hero" name="hero_id" required></select></div>
+                <div><label for="story-hero">Hero</label><select id="story-hero" name="hero_id" required aria-describedby="no-hero"></select>
+                <p id="no-hero" class="muted" hidden>No hero yet: create one first.</p></div>
                 <div><label for="story-event">Event</label><select id="story-event" name="event_id"></select></div>
                 <div><label for="story-language">Language</label>
                 <select id="story-language" name="language"><option value="en">English</option><option value="es">Español</option>

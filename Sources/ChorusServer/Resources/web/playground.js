@@ -381,6 +381,7 @@ async function loadConversations(select) {
     $('conversation').replaceChildren(...conversations.map((c) => option(c.id,
       c.title ?? c.members.filter((m) => m.user_id !== me).map((m) => m.display_name).join(', '))));
     if (select) $('conversation').value = select;
+    $('no-conversation').hidden = conversations.length > 0;
     await loadMessages();
     await loadInvitations();
     listen();
@@ -582,6 +583,7 @@ async function loadStories() {
   try {
     const [heroes, storyEvents, voices] = await Promise.all([api('GET', '/heroes'), api('GET', '/stories/events'), api('GET', '/stories/voices')]);
     $('story-hero').replaceChildren(...heroes.heroes.map((h) => option(h.id, h.name)));
+    $('no-hero').hidden = heroes.heroes.length > 0;
     $('story-event').replaceChildren(...storyEvents.events.map((e) => option(e.id, e.title)));
     // The name only in the list (see the call's voices); the description under it.
     const chosen = $('story-voice').value;
