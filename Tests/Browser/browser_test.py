@@ -406,6 +406,10 @@ class BrowserTests(unittest.TestCase):
         # (The table is redrawn every second: read its text in one go.)
         self.wait(lambda d: "+15•••••••99" in self.text("live-calls"), message="the call live")
         self.shot("11-console-live-call")
+        # The live call opens its detail view, with its owner (looked up by the call's id).
+        self.driver.execute_script("document.querySelector('#live-calls button.link').click()")
+        self.wait(lambda d: self.detail_title().startswith("Call "), message="the live call's detail view")
+        self.wait(lambda d: self.facts("call-facts").get("User", "").startswith("caller-"), message="the call's owner")
         self.wait(lambda d: "No call in progress" in self.text("live-calls"), timeout=60, message="the call leaves the list")
 
     def facts(self, element_id):

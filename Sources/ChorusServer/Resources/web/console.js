@@ -54,7 +54,11 @@ async function refresh() {
   if (o.providers.length === 0) providers.replaceChildren(row(['No provider calls in the last 15 minutes', '', '', '', '', '', '']));
   const audit = await (await fetch('/console/api/audit', { credentials: 'same-origin' })).json();
   document.getElementById('audit').replaceChildren(...audit.entries.map((e) => {
-    const li = document.createElement('li'); li.textContent = `${e.created_at} ${e.actor}: ${e.action} ${e.target} (${e.detail ?? ''})`; return li;
+    const li = document.createElement('li');
+    const [kind, id] = e.target.split(':');
+    const open = kind === 'user' ? () => openUser(id) : kind === 'call' ? () => openCall(id) : null;
+    li.append(`${when(e.created_at)} ${e.actor}: ${e.action} `, open ? link(e.target, open) : e.target, ` (${e.detail ?? ''})`);
+    return li;
   }));
   if (audit.entries.length === 0) {
     const li = document.createElement('li'); li.className = 'muted empty'; li.textContent = 'No audit entries yet: every operator action will be listed here.';
@@ -244,6 +248,12 @@ async function openUser(id, message) {
 async function openCall(id, owner, message) {
   const c = await load(`/console/api/calls/${encodeURIComponent(id)}`);
   if (!c) return;
+  if (!owner) {
+    // Opened from a list that does not name the user (live calls, the audit log): the look-up by call id does.
+    const found = await fetch(`/console/api/lookup?q=${encodeURIComponent(id)}`, { credentials: 'same-origin' }).then((r) => (r.ok ? r.json() : null), () => null);
+    const match = found?.matches.find((m) => m.kind === 'call');
+    if (match) owner = { id: match.user_id, email: match.user_email };
+  }
   const facts = el('dl', { id: 'call-facts' });
   list(facts, [
     ['User', owner ? link(owner.email, () => openUser(owner.id)) : '–'], ['Number', c.phone_number], ['Scenario', c.scenario],
@@ -334,8 +344,9 @@ function drawLive() {
   body.replaceChildren(...live.calls.map((call) => {
     const since = call.answered_at ? Math.max(0, Math.round((now - Date.parse(call.answered_at)) / 1000)) : null;
     const line = live.lines.get(call.call_sid);
-    const tr = row([call.id, call.phone_number, call.scenario, call.status,
+    const tr = row(['', call.phone_number, call.scenario, call.status,
       since == null ? `– / ${call.duration_limit} s` : `${since} / ${call.duration_limit} s`, line ? `${line.speaker}: ${line.text}` : '']);
+    tr.firstElementChild.append(link(`Call ${call.id}`, () => openCall(call.id)));
     tr.dataset.callSid = call.call_sid ?? '';
     return tr;
   }));
