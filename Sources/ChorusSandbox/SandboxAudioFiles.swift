@@ -121,9 +121,19 @@ public enum SandboxAudioFiles {
 
     // MARK: - Private
 
-    /// A stable small number for a voice name (Swift's `hashValue` is seeded per process).
+    /// The sandbox pitch (0 lowest … 4 highest, see ``SandboxSpeech``) of OpenAI's named voices, by their character
+    /// (onyx deep, nova and shimmer bright), spread so that the Realtime voices use each pitch twice and the seven
+    /// storytelling voices use all five (two pairs share, the fewest five pitches allow).
+    static let namedVoicePitches: [String: Int] = [
+        "onyx": 0, "ash": 0, "cedar": 0, "fable": 1, "echo": 1, "ballad": 1, "alloy": 2, "verse": 2, "coral": 3, "sage": 3, "marin": 4,
+        "nova": 4, "shimmer": 4,
+    ]
+
+    /// The pitch index of a voice: OpenAI's named voices by ``namedVoicePitches``, any other id (an ElevenLabs voice,
+    /// a custom voice) by a stable sum of its characters (Swift's `hashValue` is seeded per process).
     static func pitchIndex(_ voice: String) -> Int {
-        voice.unicodeScalars.reduce(0) { ($0 &+ Int($1.value)) % 5 }
+        if let named = namedVoicePitches[voice.lowercased()] { return named }
+        return voice.unicodeScalars.reduce(0) { ($0 &+ Int($1.value)) % 5 }
     }
 
     private static func chunk(_ id: String, _ body: Data) -> Data {

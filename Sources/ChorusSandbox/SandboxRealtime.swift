@@ -302,8 +302,9 @@ public final class SandboxRealtime: Sendable {
         return 32_768 * pow(10, (-60 + 50 * clamped) / 20)
     }
 
+    /// The sandbox pitch of a Realtime voice (``SandboxAudioFiles/pitchIndex(_:)``: each pitch used by two voices).
     static func voiceNumber(_ voice: String) -> Int {
-        RealtimeSessionConfiguration.voices.firstIndex(of: voice) ?? 0
+        SandboxAudioFiles.pitchIndex(voice)
     }
 
     // MARK: - Routes
