@@ -1,6 +1,7 @@
 import ChorusAPI
 import ChorusTestSupport
 import Foundation
+import SQLKit
 import Testing
 
 @testable import ChorusServer
@@ -108,6 +109,19 @@ struct ConsoleLookupTests {
             #expect(storyPage.status == 200, "\(storyPage.text)")
             let story = try ChorusJSON.makeDecoder().decode(ConsoleStoryDetailDTO.self, from: Data(storyPage.text.utf8))
             #expect(story.story.id == storyID && story.userID == mia.id && story.userEmail == mia.email && story.failedJobs.isEmpty)
+
+            // A job of the story that failed for good is listed on the story (to run again); other stories' are not.
+            let store = ChorusStore(sql: server.app.db as! any SQLDatabase, reader: nil, writeGate: WriteGate())
+            let jobID = try await store.jobs.enqueueJob(kind: "no_such_job", payload: "\(storyID)#1", runAt: Date(), now: Date(), maxAttempts: 1)
+            let otherJob = try await store.jobs.enqueueJob(kind: "no_such_job", payload: "\(storyID)x", runAt: Date(), now: Date(), maxAttempts: 1)
+            try await server.eventually("the jobs fail") {
+                try await (server.app.db as! any SQLDatabase).raw(
+                    "SELECT COUNT(*) AS n FROM jobs WHERE status = 'failed' AND id IN (\(bind: Int64(jobID)), \(bind: Int64(otherJob)))"
+                ).first()?.decode(column: "n", as: Int.self) == 2
+            }
+            let failed = try ChorusJSON.makeDecoder().decode(
+                ConsoleStoryDetailDTO.self, from: Data(try await browser.send(.GET, "/console/api/stories/\(storyID)", cookies: cookies).text.utf8))
+            #expect(failed.failedJobs.map(\.id) == [jobID] && failed.failedJobs.first?.kind == "no_such_job", "\(failed.failedJobs)")
         }
     }
 
