@@ -125,8 +125,10 @@ struct MetricsTests {
         ]
         try await TestServer.run(on: database, environment: environment) { server in
             // Who may read it.
-            #expect(try await server.request(.GET, "/metrics").status == 401)
-            #expect(try await server.request(.GET, "/metrics", token: Self.token + "x").status == 401)
+            let missing = try await server.request(.GET, "/metrics")
+            #expect(missing.status == 401 && missing.headers.first(name: "WWW-Authenticate") == "Bearer")
+            let wrong = try await server.request(.GET, "/metrics", token: Self.token + "x")
+            #expect(wrong.status == 401 && wrong.headers.first(name: "WWW-Authenticate") == #"Bearer error="invalid_token""#)
 
             // Requests: a sign-up, a matched route that answers 404 and a path no route matches.
             let token = try await server.register().accessToken

@@ -25,8 +25,10 @@ struct MetricsController: RouteCollection {
     @Sendable
     func metrics(_ req: Request) async throws -> Response {
         guard let token = services.configuration.metricsToken else { throw APIError.notFound("Not Found") }
-        guard let presented = req.headers.bearerAuthorization?.token, ConstantTime.equals(presented, token) else {
-            throw Abort(.unauthorized, headers: ["WWW-Authenticate": "Bearer"])
+        guard let presented = req.headers.bearerAuthorization?.token else { throw Abort(.unauthorized, headers: ["WWW-Authenticate": "Bearer"]) }
+        guard ConstantTime.equals(presented, token) else {
+            // RFC 6750 §3: a token was presented and refused.
+            throw Abort(.unauthorized, headers: ["WWW-Authenticate": #"Bearer error="invalid_token""#])
         }
         let store = try req.store
         let now = services.now()
