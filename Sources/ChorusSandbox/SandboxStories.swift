@@ -14,7 +14,8 @@ import Foundation
 ///   illustration prompts that start `Scene N:`;
 /// - `visual_profile`: the profile read from the appearance (`red curly hair`, `green eyes`, `wears a yellow
 ///   raincoat`, …), `null` where it says nothing;
-/// - `event_assist`: a title (kept when given), a prompt seed in the asked language, keywords and three similar events.
+/// - `event_assist`: a title (kept when given), a prompt seed in the asked language (a known tone in its words, an
+///   unknown one left out outside English), keywords and three similar events in that language.
 enum SandboxStories {
     /// The answer for a conversation whose last user message ends with a Stories facts line, else `nil`.
     static func answer(userMessages: [String]) -> String? {
@@ -171,23 +172,32 @@ enum SandboxStories {
             .joined(separator: " ")
         let tone = facts["tone"]?.string ?? "gentle"
         let ages = facts["age_range"]?.string ?? "4-10"
+        // The tone in the language's own word (agreeing with its word for "story"), or left out there when unknown.
+        let local = SandboxStoryVocabulary.tone(tone, language: language).map { " " + $0 } ?? ""
         let seed: String =
             switch language {
             case .en: "A \(tone) bedtime story for ages \(ages) about \(title.lowercased()), full of wonder and warmth."
-            case .es: "Un cuento \(tone) para niños de \(ages) años sobre \(title.lowercased()), lleno de asombro y cariño."
-            case .fr: "Une histoire \(tone) pour les \(ages) ans sur \(title.lowercased()), pleine d'émerveillement et de tendresse."
-            case .de: "Eine \(tone) Gutenachtgeschichte für \(ages)-Jährige über \(title.lowercased()), voller Staunen und Wärme."
-            case .it: "Una storia \(tone) per bambini di \(ages) anni su \(title.lowercased()), piena di meraviglia e dolcezza."
+            case .es: "Un cuento\(local) para niños de \(ages) años sobre \(title.lowercased()), lleno de asombro y cariño."
+            case .fr: "Une histoire\(local) pour les \(ages) ans sur \(title.lowercased()), pleine d'émerveillement et de tendresse."
+            case .de: "Eine\(local) Gutenachtgeschichte für \(ages)-Jährige über \(title.lowercased()), voller Staunen und Wärme."
+            case .it: "Una storia\(local) per bambini di \(ages) anni su \(title.lowercased()), piena di meraviglia e dolcezza."
             }
         var seen = Set<String>()
         let keywords = ([facts["category"]?.string ?? ""] + words.filter { $0.count >= 5 }).map { $0.lowercased() }
             .filter { !$0.isEmpty && seen.insert($0).inserted }.prefix(8)
         let category = facts["category"]?.string ?? "everyday"
+        let similar: [String] =
+            switch language {
+            case .en: ["A first \(category) adventure", "A \(category) day with friends", "Trying something new"]
+            case .es: ["Una primera aventura", "Un día especial con amigos", "Probar algo nuevo"]
+            case .fr: ["Une première aventure", "Une journée spéciale entre amis", "Essayer quelque chose de nouveau"]
+            case .de: ["Ein erstes Abenteuer", "Ein besonderer Tag mit Freunden", "Etwas Neues ausprobieren"]
+            case .it: ["Una prima avventura", "Una giornata speciale con gli amici", "Provare qualcosa di nuovo"]
+            }
         let answer: RealtimeJSON = [
             "title": .string(title.isEmpty ? "A Special Day" : title), "prompt_seed": .string(seed),
             "keywords": .array(keywords.map(RealtimeJSON.string)),
-            "similar_events": .array(
-                ["A first \(category) adventure", "A \(category) day with friends", "Trying something new"].map(RealtimeJSON.string)),
+            "similar_events": .array(similar.map(RealtimeJSON.string)),
         ]
         return answer.text
     }

@@ -108,6 +108,26 @@ enum SandboxStoryVocabulary {
         return traits.first { entry in words.contains(where: entry.spellings.contains) }
     }
 
+    /// Event tones: English words → Spanish (after "un cuento"), French (after "une histoire"), German (between "eine"
+    /// and "Gutenachtgeschichte"), Italian (after "una storia").
+    static let tones: [(words: Set<String>, forms: [StoryLanguage: String])] = [
+        (["gentle", "tender", "soft"], [.es: "tierno", .fr: "douce", .de: "sanfte", .it: "delicata"]),
+        (["warm", "heartwarming", "loving", "cozy", "cosy"], [.es: "entrañable", .fr: "chaleureuse", .de: "warmherzige", .it: "affettuosa"]),
+        (["calm", "soothing", "peaceful", "relaxing", "quiet"], [.es: "tranquilo", .fr: "apaisante", .de: "ruhige", .it: "tranquilla"]),
+        (["funny", "playful", "silly", "humorous"], [.es: "divertido", .fr: "amusante", .de: "lustige", .it: "divertente"]),
+        (["magical", "whimsical", "enchanting"], [.es: "mágico", .fr: "magique", .de: "zauberhafte", .it: "magica"]),
+        (["adventurous", "exciting"], [.es: "aventurero", .fr: "aventureuse", .de: "abenteuerliche", .it: "avventurosa"]),
+        (["cheerful", "happy", "joyful", "uplifting"], [.es: "alegre", .fr: "joyeuse", .de: "fröhliche", .it: "allegra"]),
+        (["educational", "informative"], [.es: "educativo", .fr: "instructive", .de: "lehrreiche", .it: "educativa"]),
+    ]
+
+    /// `tone` in `language` (as given in English), or `nil` when the dictionary does not know it.
+    static func tone(_ tone: String, language: StoryLanguage) -> String? {
+        if language == .en { return tone }
+        let lowered = tone.lowercased().trimmingCharacters(in: .whitespaces)
+        return tones.first { $0.words.contains(lowered) }?.forms[language]
+    }
+
     /// What the story says about `event` (`Title: prompt seed`, as the product sends it) in `language`: the title to
     /// name and the seed as a sentence about `hero`; `nil` when the event is neither one of the product's own nor
     /// written in `language` (the story then tells of "a special day" without pasting it).

@@ -112,8 +112,9 @@ struct SandboxStoriesTests {
                     messages: [ChatMessage(role: .system, content: assist.system), ChatMessage(role: .user, content: assist.user)],
                     format: StructuredOutputFormat(name: EventAssistPrompt.schemaName, schemaJSON: EventAssistPrompt.jsonSchema)))
             let answer = try EventAssistPrompt.decode(json: Data(assistAnswer.content.utf8))
-            #expect(answer.title == "Our cat had kittens" && answer.promptSeed.hasPrefix("Una storia warm") && answer.similarEvents.count == 3)
+            #expect(answer.title == "Our cat had kittens" && answer.promptSeed.hasPrefix("Una storia affettuosa per bambini di 4-6 anni") && answer.similarEvents.count == 3)
             #expect(answer.keywords.contains("kittens") && answer.keywords.contains("pets"))
+            #expect(answer.similarEvents == ["Una prima avventura", "Una giornata speciale con gli amici", "Provare qualcosa di nuovo"])
         }
     }
 

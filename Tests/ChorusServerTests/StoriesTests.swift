@@ -92,7 +92,7 @@ struct StoriesTests {
             #expect(pieces.count > 5 && pieces.joined().contains(content) && pieces.joined().hasPrefix(story.title ?? "-"), "\(pieces.count) pieces")
             let words = content.split(whereSeparator: \.isWhitespace).count
             #expect(abs(words - 1_500) <= 75, "\(words) words")
-            #expect(content.contains("Mia") && content.contains("brave") && content.contains("kind") && content.contains("First day of school"))
+            #expect(content.contains("Mia") && content.contains("brave") && content.contains("kind") && content.contains("first day of school. Mia discovers"))
             #expect(story.title?.isEmpty == false)
 
             // Narration over the provider's 4,096-character limit: spoken in parts, joined into one file whose length
