@@ -497,6 +497,12 @@ class BrowserTests(unittest.TestCase):
         self.driver.find_element(By.CSS_SELECTOR, "#call-facts button.link").click()
         self.wait(lambda d: self.detail_title().startswith("User caller-"), message="the owner's view")
 
+        # The call reported in test_02 opens from the report queue.
+        self.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#reports button.link"), message="the report queue")
+        self.driver.execute_script("document.querySelector('#reports button.link').click()")
+        self.wait(lambda d: self.detail_title().startswith("Call ") and self.facts("call-facts").get("User") == self.email,
+                  message="the reported call's view")
+
         # Unknown keys and input that is none of them: the reason inline.
         self.look_up("nobody@chorus.test")
         self.wait(lambda d: self.live_text("lookup-error") == "No account has the email nobody@chorus.test", message="unknown email")

@@ -76,7 +76,7 @@ async function reviewReport(id, status, disable) {
     method: 'POST', credentials: 'same-origin', headers: { 'X-CSRF-Token': csrf, 'Content-Type': 'application/json' },
     body: JSON.stringify(disable ? { status, disable_scenario: true } : { status }) });
   const body = await response.json();
-  document.getElementById('report-result').textContent = response.ok ? `Report ${id}: ${body.detail}` : (body.detail?.message ?? body.detail ?? `HTTP ${response.status}`);
+  show(document.getElementById('report-result'), { ok: response.ok, text: response.ok ? `Report ${id}: ${body.detail}` : errorText(body, response.status) });
   refreshReports(); refresh();
 }
 async function refreshReports() {
@@ -93,6 +93,11 @@ async function refreshReports() {
     const subject = r.call_sid ? `call ${r.call_sid} (${r.subject_scenario ?? '?'})` : r.scenario_id;
     const tr = row([new Date(r.created_at).toLocaleString(), r.reason,
       `${subject}${r.subject_text ? `: ${r.subject_text}` : ''}${r.scenario_disabled_at ? ' [disabled]' : ''}`, r.description, r.status, '']);
+    if (r.call_sid) {
+      // The reported call opens its detail view (looked up by its SID).
+      const open = link(`call ${r.call_sid}`, () => lookUp(r.call_sid));
+      tr.children[2].replaceChildren(open, tr.children[2].textContent.slice(`call ${r.call_sid}`.length));
+    }
     const cell = tr.lastElementChild;
     const actions = [['Reviewed', 'reviewed', false], ['Resolve', 'resolved', false], ['Dismiss', 'dismissed', false]];
     if (r.subject_scenario?.startsWith('custom_') && !r.scenario_disabled_at) actions.splice(2, 0, ['Resolve and disable scenario', 'resolved', true]);
@@ -121,7 +126,7 @@ document.getElementById('optout-remove').addEventListener('submit', async (event
     method: 'POST', credentials: 'same-origin', headers: { 'X-CSRF-Token': csrf, 'Content-Type': 'application/json' },
     body: JSON.stringify({ phone_number: input.value.trim() }) });
   const body = await response.json();
-  document.getElementById('optout-result').textContent = response.ok ? `${body.target}: ${body.detail}` : (body.detail?.message ?? body.detail ?? `HTTP ${response.status}`);
+  show(document.getElementById('optout-result'), { ok: response.ok, text: response.ok ? `${body.target}: ${body.detail}` : errorText(body, response.status) });
   if (response.ok) input.value = '';
   refreshOptOuts(); refresh();
 });
@@ -306,6 +311,12 @@ function openMatch(match) {
   if (match.kind === 'user') return openUser(match.id);
   if (match.kind === 'call') return openCall(match.id, owner);
   return openStory(match.id);
+}
+// Looks `q` up as if typed in the box.
+function lookUp(q) {
+  document.getElementById('lookup-q').value = q;
+  document.getElementById('lookup').requestSubmit();
+  document.getElementById('look-h').scrollIntoView();
 }
 document.getElementById('lookup').addEventListener('submit', async (event) => {
   event.preventDefault();
