@@ -123,10 +123,12 @@ public enum SandboxAudioFiles {
 
     /// The sandbox pitch (0 lowest … 4 highest, see ``SandboxSpeech``) of OpenAI's named voices, by their character
     /// (onyx deep, nova and shimmer bright), spread so that the Realtime voices use each pitch twice and the seven
-    /// storytelling voices use all five (two pairs share, the fewest five pitches allow).
+    /// storytelling voices use all five (two pairs share, the fewest five pitches allow); and of the sandbox
+    /// ElevenLabs' five premade voices (Adam, George, Daniel, Sarah, Rachel: one pitch each), by lowercased id.
     static let namedVoicePitches: [String: Int] = [
         "onyx": 0, "ash": 0, "cedar": 0, "fable": 1, "echo": 1, "ballad": 1, "alloy": 2, "verse": 2, "coral": 3, "sage": 3, "marin": 4,
-        "nova": 4, "shimmer": 4,
+        "nova": 4, "shimmer": 4, "pninz6obpgdqgcfmajgb": 0, "jbfqncbsd6rmkjvdrzzb": 1, "onwk4e9zlutakqww03f9": 2,
+        "exavitqu4vr4xnsdxmal": 3, "21m00tcm4tlvdq8ikwam": 4,
     ]
 
     /// The pitch index of a voice: OpenAI's named voices by ``namedVoicePitches``, any other id (an ElevenLabs voice,

@@ -32,6 +32,8 @@ struct SandboxVoicePitchTests {
         #expect((0..<5).allSatisfy { pitch in realtime.filter { $0 == pitch }.count == 2 }, "\(realtime)")
         #expect(SandboxAudioFiles.pitchIndex("onyx") < SandboxAudioFiles.pitchIndex("nova"), "onyx is the deep voice")
         #expect(SandboxOpenAI.voices.allSatisfy { SandboxAudioFiles.namedVoicePitches[$0] != nil }, "every OpenAI voice is placed")
+        let premade = SandboxElevenLabs.defaultPremadeVoices.keys.map(SandboxAudioFiles.pitchIndex)
+        #expect(Set(premade).count == 5, "ElevenLabs' premade voices: \(premade)")
     }
 
     @Test("different voices sound different on the speech endpoint and in ElevenLabs' WAV; the same voice the same")
@@ -52,9 +54,9 @@ struct SandboxVoicePitchTests {
             #expect(middle + 15 < bright, "coral \(middle) Hz, nova \(bright) Hz")
             #expect(try await speak("onyx").samples == onyx.samples, "deterministic")
         }
-        // ElevenLabs voice ids are hashed onto the pitches: two ids on different pitches differ.
-        let first = "21m00Tcm4TlvDq8ikWAM"
-        let other = try #require(["AZnzlk1XvdvUeBnXmlld", "EXAVITQu4vr4xnSDxMaL", "ErXwobaYiN019PkySvjV", "MF3mGyEYCl7XYWbV9V6O"].first {
+        // Other ElevenLabs voice ids (cloned voices) are hashed onto the pitches: two ids on different pitches differ.
+        let first = "AZnzlk1XvdvUeBnXmlld"
+        let other = try #require(["ErXwobaYiN019PkySvjV", "MF3mGyEYCl7XYWbV9V6O", "TxGEqnHWrfWFTfGW9XjX", "VR6AewLTigWG4xSOukaG"].first {
             SandboxAudioFiles.pitchIndex($0) != SandboxAudioFiles.pitchIndex(first)
         })
         let a = try #require(SandboxAudioFiles.pcm16(wav: SandboxAudioFiles.speechWAV(text: "Hello there.", voice: first)))
