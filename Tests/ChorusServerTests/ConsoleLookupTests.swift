@@ -122,6 +122,16 @@ struct ConsoleLookupTests {
             let failed = try ChorusJSON.makeDecoder().decode(
                 ConsoleStoryDetailDTO.self, from: Data(try await browser.send(.GET, "/console/api/stories/\(storyID)", cookies: cookies).text.utf8))
             #expect(failed.failedJobs.map(\.id) == [jobID] && failed.failedJobs.first?.kind == "no_such_job", "\(failed.failedJobs)")
+
+            // A story its user deleted is gone from the look-up, the account's view and the story view.
+            let deleted = try await server.request(.DELETE, "/stories/\(storyID)", token: mia.token)
+            #expect((200..<300).contains(deleted.status), "\(deleted.text)")
+            let gone = try await Self.lookup(browser, cookies, storyID)
+            #expect(gone.status == 404 && gone.json["detail"] as? String == "No user or story has the id \(storyID)", "\(gone.text)")
+            let after = try ChorusJSON.makeDecoder().decode(
+                ConsoleUserDTO.self, from: Data(try await browser.send(.GET, "/console/api/users/\(mia.id)", cookies: cookies).text.utf8))
+            #expect(after.recentStories.isEmpty)
+            #expect(try await browser.send(.GET, "/console/api/stories/\(storyID)", cookies: cookies).status == 404)
         }
     }
 
