@@ -30,7 +30,7 @@ struct StoriesClientTests {
             for try await story in parent.chorus.stories.progress(of: id, interval: .milliseconds(100)) { seen.append(story) }
             let last = try #require(seen.last)
             #expect(last.stages == StoryStagesDTO(text: "succeeded", scenes: "succeeded", narration: "succeeded", illustrations: "succeeded"))
-            #expect(last.content?.contains("Lucía") == true && last.content?.contains("curiosa") == true && last.illustrations.count == 3)
+            #expect(last.content?.contains("Lucía") == true && last.content?.contains("curiosidad") == true && last.illustrations.count == 3)
             #expect(seen.count >= 2, "progress yields each change, then ends")
 
             let page = try await parent.chorus.stories.library(limit: 1)

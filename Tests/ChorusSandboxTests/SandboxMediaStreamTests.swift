@@ -470,8 +470,8 @@ struct SandboxMediaStreamTests {
             let secondAt = milliseconds(second - audioSent)
             // Never early. The upper bounds only say "played, not stuck": a loaded 2-core CI machine delays timers by
             // hundreds of milliseconds (timing precision is chorus-bench's job).
-            #expect(firstAt >= 200 && firstAt < 800 + roundTrip, "after-200 at \(firstAt) ms, round trip \(roundTrip) ms")
-            #expect(secondAt >= 500 && secondAt < 1_100 + roundTrip, "after-500 at \(secondAt) ms, round trip \(roundTrip) ms")
+            #expect(firstAt >= 200 && firstAt < 3_000 + roundTrip, "after-200 at \(firstAt) ms, round trip \(roundTrip) ms")
+            #expect(secondAt >= 500 && secondAt < 3_000 + roundTrip, "after-500 at \(secondAt) ms, round trip \(roundTrip) ms")
             #expect(first < second)
             let marks = connection.frames.filter { $0["event"] as? String == "mark" }
             #expect(marks.compactMap { ($0["mark"] as? [String: String])?["name"] } == ["idle", "after-200", "after-500"])
