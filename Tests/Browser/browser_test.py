@@ -503,6 +503,16 @@ class BrowserTests(unittest.TestCase):
         self.wait(lambda d: self.detail_title().startswith("Call ") and self.facts("call-facts").get("User") == self.email,
                   message="the reported call's view")
 
+        # The player's story (test_05), opened from the player's view: owner, hero, stages, the text.
+        self.look_up(self.email)
+        self.wait(lambda d: self.detail_title() == f"User {self.email}", message="the player's view")
+        self.assertEqual(self.facts("user-facts")["Plan"], "Premium")
+        self.driver.execute_script("document.querySelector('#user-stories button.link').click()")
+        self.wait(lambda d: self.facts("story-facts").get("Hero") == "Mia", message="the story's view")
+        self.assertEqual(self.facts("story-facts")["User"], self.email)
+        self.assertIn("Mia", self.live_text("detail"))
+        self.shot("19-console-story")
+
         # Unknown keys and input that is none of them: the reason inline.
         self.look_up("nobody@chorus.test")
         self.wait(lambda d: self.live_text("lookup-error") == "No account has the email nobody@chorus.test", message="unknown email")

@@ -211,7 +211,10 @@ async function openUser(id, message) {
   const u = await load(`/console/api/users/${encodeURIComponent(id)}`);
   if (!u) return;
   const usage = u.usage;
-  const plan = usage.subscription_tier ? `${usage.subscription_tier[0].toUpperCase()}${usage.subscription_tier.slice(1)}`
+  // The plan that decides the limits: the best active subscription's tier (as the overview counts users).
+  const tiers = u.subscriptions.filter((s) => s.active && s.tier).map((s) => s.tier);
+  const tier = tiers.includes('premium') ? 'premium' : tiers[0];
+  const plan = tier ? `${tier[0].toUpperCase()}${tier.slice(1)}`
     : usage.is_trial_active ? `Trial (${usage.trial_calls_remaining} of ${usage.trial_calls_remaining + usage.trial_calls_used} calls left)` : 'No plan';
   const facts = el('dl', { id: 'user-facts' });
   list(facts, [['Plan', plan], ['Role', u.role], ['Signed up', when(u.created_at)],
@@ -247,7 +250,8 @@ async function openUser(id, message) {
     link(s.title ?? 'Untitled story', () => openStory(s.id)), s.hero_name, s.status, when(s.created_at)]), 'No stories yet.');
   view('user', `User ${u.email}`, el('p', { class: 'muted' }, `id ${u.id}`), facts,
     el('div', { class: 'actions row' }, revoke), grant, result,
-    el('h4', {}, `Recent calls (${u.recent_calls.length} of ${u.total_calls})`), calls, el('h4', {}, 'Stories'), stories);
+    el('h4', {}, `Recent calls (${u.recent_calls.length} of ${u.total_calls})`), el('div', { id: 'user-calls' }, calls),
+    el('h4', {}, 'Stories'), el('div', { id: 'user-stories' }, stories));
 }
 
 async function openCall(id, owner, message) {
@@ -288,7 +292,7 @@ async function openStory(id, message) {
   const stages = Object.entries(s.stages).map(([name, status]) => `${name} ${status}`).join(', ');
   const facts = el('dl', { id: 'story-facts' });
   list(facts, [['User', link(s.user_email, () => openUser(s.user_id))], ['Hero', s.hero_name], ['Event', s.event_title],
-    ['Language / voice', `${s.language} / ${s.voice}`], ['Length', `${s.length_minutes} min, ${s.illustration_count} pictures`],
+    ['Language / voice', `${s.language} / ${s.voice}`], ['Length', `${s.length_minutes} min, ${s.illustration_count} picture${s.illustration_count === 1 ? '' : 's'}`],
     ['Stages', stages], ['Failure', s.failure ?? '–'], ['Cost', usd(s.cost.usd_micros)], ['Created', when(s.created_at)]]);
   const result = el('p', { id: 'story-action-result', role: 'status' });
   if (message) show(result, message);
