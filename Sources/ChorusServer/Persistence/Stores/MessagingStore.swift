@@ -457,9 +457,10 @@ struct MessagingStore: StoreArea {
                 WHERE conversation_id = \(bind: new.conversationID) AND user_id = \(bind: new.senderID)
                 """
             ).run()
-            guard let message = try await tx.messaging.message(id: new.id, viewer: new.senderID) else {
-                throw ChorusStoreError.missingRow("messages")
-            }
+            // Read without the sender's view when they left the conversation in the meantime (a concurrent request).
+            var message = try await tx.messaging.message(id: new.id, viewer: new.senderID)
+            if message == nil { message = try await tx.messaging.message(id: new.id) }
+            guard let message else { throw ChorusStoreError.missingRow("messages") }
             return .created(message)
         }
     }
@@ -482,7 +483,11 @@ struct MessagingStore: StoreArea {
         try await writeTransaction { tx in
             guard
                 let row = try await tx.sql.raw(
-                    "SELECT audio_id FROM messages WHERE id = \(bind: id) AND sender_id = \(bind: senderID) AND deleted_at IS NULL"
+                    """
+                    SELECT x.audio_id FROM messages x
+                    JOIN conversation_members m ON m.conversation_id = x.conversation_id AND m.user_id = \(bind: senderID)
+                    WHERE x.id = \(bind: id) AND x.sender_id = \(bind: senderID) AND x.deleted_at IS NULL
+                    """
                 ).first()
             else { return nil }
             let audioID = try row.optionalString("audio_id")
@@ -493,7 +498,11 @@ struct MessagingStore: StoreArea {
                 WHERE id = \(bind: id)
                 """
             ).run()
-            guard let message = try await tx.messaging.message(id: id, viewer: senderID) else { throw ChorusStoreError.missingRow("messages") }
+            // The sender may have left the conversation since the check above (a concurrent request, committed in
+            // between under PostgreSQL's READ COMMITTED): the message as deleted is then read without their view of it.
+            var message = try await tx.messaging.message(id: id, viewer: senderID)
+            if message == nil { message = try await tx.messaging.message(id: id) }
+            guard let message else { return nil }
             return (message, audioID)
         }
     }
