@@ -158,6 +158,13 @@ struct MetricsTests {
                 return try rows.first?.decode(column: "status", as: String.self) == "failed"
             }
 
+            // The ended call is counted right after the update that ended it commits, which the call's detail can show
+            // first: wait for the count (a loaded CI machine scraped in between once).
+            #expect(detail.call.endedReason == "callee_hangup")
+            try await server.eventually("the ended call is counted") {
+                Self.value(try await Self.scrape(server), "chorus_calls_ended_total", ["status": "completed", "ended_reason": "callee_hangup"]) != nil
+            }
+
             let healthBefore = server.app.chorus.providerHealth.figures().map { [$0.provider, $0.operation, String($0.calls)] }
             let families = try await Self.scrape(server)
             let health = server.app.chorus.providerHealth.figures()
