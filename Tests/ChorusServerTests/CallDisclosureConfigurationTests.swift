@@ -7,17 +7,6 @@ import Testing
 /// `CHORUS_CALL_DISCLOSURE` and its per-language keys (issue 17).
 @Suite("Call disclosure configuration")
 struct CallDisclosureConfigurationTests {
-    static func problems(_ environment: [String: String]) -> [String] {
-        do {
-            _ = try ChorusConfiguration.load(from: environment)
-            return []
-        } catch let error as ConfigurationError {
-            return error.problems
-        } catch {
-            return ["\(error)"]
-        }
-    }
-
     @Test("the built-in templates by default; one template for every language, then per-language ones over it")
     func templates() throws {
         let defaults = try ChorusConfiguration.load(from: [:])
@@ -34,15 +23,15 @@ struct CallDisclosureConfigurationTests {
 
     @Test("invalid templates refuse startup, naming the key; off is refused in production")
     func refusals() {
-        #expect(Self.problems(["CHORUS_CALL_DISCLOSURE": "AI call for {name}."]).contains {
+        #expect(ChorusConfiguration.problems(loading: ["CHORUS_CALL_DISCLOSURE": "AI call for {name}."]).contains {
             $0.hasPrefix("CHORUS_CALL_DISCLOSURE may contain no braces")
         })
-        #expect(Self.problems(["CHORUS_CALL_DISCLOSURE_IT": String(repeating: "a", count: 301)]).contains {
+        #expect(ChorusConfiguration.problems(loading: ["CHORUS_CALL_DISCLOSURE_IT": String(repeating: "a", count: 301)]).contains {
             $0.hasPrefix("CHORUS_CALL_DISCLOSURE_IT is longer than 300")
         })
-        #expect(Self.problems(["CHORUS_ENVIRONMENT": "production", "CHORUS_CALL_DISCLOSURE": "off"]).contains {
+        #expect(ChorusConfiguration.problems(loading: ["CHORUS_ENVIRONMENT": "production", "CHORUS_CALL_DISCLOSURE": "off"]).contains {
             $0.contains("CHORUS_CALL_DISCLOSURE=off is refused in production")
         })
-        #expect(Self.problems(["CHORUS_CALL_DISCLOSURE": "off"]).isEmpty)
+        #expect(ChorusConfiguration.problems(loading: ["CHORUS_CALL_DISCLOSURE": "off"]).isEmpty)
     }
 }

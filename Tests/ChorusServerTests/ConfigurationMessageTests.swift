@@ -5,18 +5,6 @@ import Testing
 /// A bad setting says which value was given (unless it is a secret) and what is accepted (issue 20).
 @Suite("Configuration messages")
 struct ConfigurationMessageTests {
-    /// The problems of `environment`, empty when it loads.
-    static func problems(_ environment: [String: String]) -> [String] {
-        do {
-            _ = try ChorusConfiguration.load(from: environment)
-            return []
-        } catch let error as ConfigurationError {
-            return error.problems
-        } catch {
-            return ["\(error)"]
-        }
-    }
-
     @Test("each kind of setting names the value given and what it accepts")
     func everyKindSaysWhatItAccepts() {
         let cases: [(key: String, value: String, message: String)] = [
@@ -57,7 +45,7 @@ struct ConfigurationMessageTests {
             ("CHORUS_CALL_HOURS", "never", #"CHORUS_CALL_HOURS="never" is not valid: expected local hours such as 09:00-20:00"#),
         ]
         for (key, value, message) in cases {
-            let problems = Self.problems([key: value])
+            let problems = ChorusConfiguration.problems(loading: [key: value])
             #expect(problems.count == 1, "\(key): \(problems)")
             #expect(problems.first?.hasPrefix(message) == true, "\(key): \(problems)")
             #expect(problems.first?.hasSuffix("(see docs/configuration.md).") == true, "\(key): \(problems)")
@@ -66,22 +54,22 @@ struct ConfigurationMessageTests {
 
     @Test("every bad setting is reported at once, in the order read")
     func everyProblemAtOnce() {
-        let problems = Self.problems(["CHORUS_PORT": "x", "CHORUS_JOB_CONCURRENCY": "y", "CHORUS_PLAYGROUND": "z"])
+        let problems = ChorusConfiguration.problems(loading: ["CHORUS_PORT": "x", "CHORUS_JOB_CONCURRENCY": "y", "CHORUS_PLAYGROUND": "z"])
         #expect(problems.map { $0.prefix(while: { $0 != "=" }) } == ["CHORUS_PORT", "CHORUS_JOB_CONCURRENCY", "CHORUS_PLAYGROUND"])
     }
 
     @Test("a secret's value, or a URL's credentials, are never echoed; odd characters are escaped and long values cut")
     func secretsAreNotEchoed() {
-        let token = Self.problems(["CHORUS_METRICS_TOKEN": "short-s3cret"])
+        let token = ChorusConfiguration.problems(loading: ["CHORUS_METRICS_TOKEN": "short-s3cret"])
         #expect(token == ["CHORUS_METRICS_TOKEN (its value is not shown: it is a secret) is not valid: expected a token of at least 16 bytes (see docs/configuration.md)."])
         #expect(!token.joined().contains("s3cret"))
 
-        let credentials = Self.problems(["CHORUS_OTEL_ENDPOINT": "ftp://user:hunter2@collector.example.com/otlp"])
+        let credentials = ChorusConfiguration.problems(loading: ["CHORUS_OTEL_ENDPOINT": "ftp://user:hunter2@collector.example.com/otlp"])
         #expect(credentials.count == 1)
         #expect(credentials.first?.hasPrefix("CHORUS_OTEL_ENDPOINT (its value is not shown: it is a secret) is not valid: expected an http") == true)
         #expect(!credentials.joined().contains("hunter2"), "\(credentials)")
 
-        let odd = Self.problems(["CHORUS_PORT": "5\"0\u{7}" + String(repeating: "9", count: 100)])
+        let odd = ChorusConfiguration.problems(loading: ["CHORUS_PORT": "5\"0\u{7}" + String(repeating: "9", count: 100)])
         #expect(odd.first?.hasPrefix(#"CHORUS_PORT="5\"0\u{"#) == true, "\(odd)")
         #expect(odd.first?.contains("\u{7}") == false, "\(odd)")
         #expect(odd.first?.contains("…\" is not valid") == true, "\(odd)")
