@@ -388,7 +388,11 @@ public final class SandboxRealtime: Sendable {
                     message: "Incorrect API key provided: \(Self.masked(presented)).")
             }
         }
-        guard let model = request.query[String.self, at: "model"], !model.isEmpty else {
+        // `?intent=transcription` opens a transcription session (no model in the URL: its `session.update` names the
+        // transcription model); anything else is a conversation session of `?model=`.
+        let transcription = request.query[String.self, at: "intent"] == "transcription"
+        let model = request.query[String.self, at: "model"] ?? ""
+        guard transcription || !model.isEmpty else {
             return Self.apiError(
                 .badRequest, type: "invalid_request_error", code: "missing_required_parameter", param: "model",
                 message: "Missing required parameter: 'model'.")
@@ -399,20 +403,20 @@ public final class SandboxRealtime: Sendable {
             shouldUpgrade: { $0.eventLoop.makeSucceededFuture([:]) },
             onUpgrade: { _, socket in
                 if socket.eventLoop.inEventLoop {
-                    self.accept(socket, model: model, behavior: behavior, recorder: recorder)
+                    self.accept(socket, model: model, transcription: transcription, behavior: behavior, recorder: recorder)
                 } else {
-                    socket.eventLoop.execute { self.accept(socket, model: model, behavior: behavior, recorder: recorder) }
+                    socket.eventLoop.execute { self.accept(socket, model: model, transcription: transcription, behavior: behavior, recorder: recorder) }
                 }
             }
         )
     }
 
     /// Starts a session on a freshly upgraded socket (on its event loop).
-    private func accept(_ socket: WebSocket, model: String, behavior: Behavior, recorder: SandboxRecorder?) {
+    private func accept(_ socket: WebSocket, model: String, transcription: Bool, behavior: Behavior, recorder: SandboxRecorder?) {
         let id = RealtimeIdentifier.make("sess")
-        let log = RealtimeSessionLog(id: id, model: model)
+        let log = RealtimeSessionLog(id: id, model: transcription ? "transcription" : model)
         let connection = RealtimeConnection(
-            id: id, model: model, socket: socket, behavior: behavior, log: log, recorder: recorder, cache: speechCache, deviations: deviations,
+            id: id, model: model, transcription: transcription, socket: socket, behavior: behavior, log: log, recorder: recorder, cache: speechCache, deviations: deviations,
             calleeLines: calleeLinesBox.withLockedValue { $0 }, logger: logger,
             onClose: { [weak self] id in
                 guard let self else { return }

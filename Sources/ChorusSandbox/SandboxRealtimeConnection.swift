@@ -44,6 +44,11 @@ final class RealtimeConnection: @unchecked Sendable {
     private var speech: (itemID: String, startMs: Int)?
     private var userAudioMs = 0
     private var transcriptsUsed = 0
+    /// The input audio of the current turn of a transcription session (what its transcription listens to), at most
+    /// ``transcriptionAudioLimit`` bytes.
+    private var transcriptionAudio: [UInt8] = []
+    /// 30 minutes of 24 kHz PCM16.
+    static let transcriptionAudioLimit = 30 * 60 * 48_000
     /// The text and audio input of the last response, cached for the next (``usage(_:_:_:)``).
     private var lastInput: (text: Int, audio: Int) = (0, 0)
 
@@ -82,7 +87,7 @@ final class RealtimeConnection: @unchecked Sendable {
     }
 
     init(
-        id: String, model: String, socket: WebSocket, behavior: SandboxRealtime.Behavior, log: RealtimeSessionLog,
+        id: String, model: String, transcription: Bool = false, socket: WebSocket, behavior: SandboxRealtime.Behavior, log: RealtimeSessionLog,
         recorder: SandboxRecorder?, cache: RealtimeSpeechCache, deviations: RealtimeDeviations? = nil, calleeLines: SandboxCalleeLines? = nil,
         logger: Logger,
         onClose: @escaping @Sendable (String) -> Void
@@ -100,7 +105,11 @@ final class RealtimeConnection: @unchecked Sendable {
         self.onClose = onClose
         self.eventPrefix = "event_" + String(RealtimeIdentifier.make("", length: 8).dropFirst())
         self.conversationID = RealtimeIdentifier.make("conv")
-        self.session = RealtimeSessionConfiguration(id: id, model: model, expiresAt: Int(Date().timeIntervalSince1970) + 3_600)
+        let expiresAt = Int(Date().timeIntervalSince1970) + 3_600
+        self.session =
+            transcription
+            ? RealtimeSessionConfiguration.transcription(id: id, expiresAt: expiresAt)
+            : RealtimeSessionConfiguration(id: id, model: model, expiresAt: expiresAt)
         window.reserveCapacity(960)
     }
 
@@ -240,6 +249,8 @@ final class RealtimeConnection: @unchecked Sendable {
                 emit("conversation.item.deleted", ["item_id": .string(itemID)])
             case "conversation.item.truncate":
                 try truncate(event)
+            case "response.create" where session.isTranscription, "conversation.item.create" where session.isTranscription:
+                throw RealtimeRequestError.invalidValue("type", "'\(type)' is not supported in a transcription session.")
             case "response.create":
                 try createResponse(event["response"], trigger: "client")
             case "response.cancel":
@@ -306,6 +317,9 @@ final class RealtimeConnection: @unchecked Sendable {
         let before = window.count
         let valid = RealtimeBase64.decode(bytes, range, appendingTo: &window)
         inputBufferBytes += window.count - before
+        if session.isTranscription, transcriptionAudio.count < Self.transcriptionAudioLimit {
+            transcriptionAudio.append(contentsOf: window[before...].prefix(Self.transcriptionAudioLimit - transcriptionAudio.count))
+        }
         let format = session.inputFormat
         if window.count >= windowBytes {
             var offset = 0
@@ -440,6 +454,7 @@ final class RealtimeConnection: @unchecked Sendable {
 
     private func clearBuffer() {
         inputBufferBytes = 0
+        transcriptionAudio.removeAll()
         recognizedLine = nil
         resetDetector()
         emit("input_audio_buffer.cleared", [:])
@@ -463,7 +478,9 @@ final class RealtimeConnection: @unchecked Sendable {
         emit("conversation.item.added", ["previous_item_id": previous, "item": .object(item)])
         emit("conversation.item.done", ["previous_item_id": previous, "item": .object(item)])
         var transcript: String?
-        if session.transcribes {
+        if session.isTranscription {
+            transcript = transcribeTurn(itemID: itemID, durationMs: durationMs)
+        } else if session.transcribes {
             let text: String
             if transcriptsUsed < behavior.callerTranscripts.count {
                 text = behavior.callerTranscripts[transcriptsUsed]
@@ -487,6 +504,61 @@ final class RealtimeConnection: @unchecked Sendable {
             turn.committed = true
             turn.transcript = transcript
         }
+    }
+
+    /// A transcription session's turn: what the sandbox transcriber hears in its audio (``SandboxHeardAudio``, as
+    /// `POST /audio/transcriptions` hears the same samples in a WAV: a duration sentence, or nothing over silence;
+    /// ``Behavior/callerTranscripts`` first when given), streamed as `…delta` events of a few words each, then
+    /// `…completed` with the duration usage. A session without a transcription model fails the turn with
+    /// `…failed`, as the API does.
+    private func transcribeTurn(itemID: String, durationMs: Int) -> String? {
+        defer { transcriptionAudio.removeAll() }
+        guard session.transcribes, session.transcriptionModel != nil else {
+            emit(
+                "conversation.item.input_audio_transcription.failed",
+                [
+                    "item_id": .string(itemID), "content_index": 0,
+                    "error": ["type": "invalid_request_error", "code": "missing_model", "message": "No transcription model is configured."],
+                ])
+            return nil
+        }
+        let text: String
+        if transcriptsUsed < behavior.callerTranscripts.count {
+            text = behavior.callerTranscripts[transcriptsUsed]
+        } else {
+            var samples = [Int16](repeating: 0, count: transcriptionAudio.count / 2)
+            for index in samples.indices {
+                samples[index] = Int16(bitPattern: UInt16(transcriptionAudio[2 * index]) | UInt16(transcriptionAudio[2 * index + 1]) << 8)
+            }
+            let sampleRate = session.inputFormat == .pcm ? 24_000 : 8_000
+            if session.inputFormat != .pcm {
+                samples = session.inputFormat == .pcmu ? MuLaw.decode(transcriptionAudio) : transcriptionAudio.map { RealtimeALaw.decode($0) }
+            }
+            // What the file transcriber says of a WAV of these samples without sandbox text: silence (below
+            // ``SandboxOpenAI/silenceLevel``) is nothing (as gpt-transcribe hears it), anything else a sentence naming
+            // its duration.
+            let energy = samples.reduce(0.0) { $0 + Double($1) * Double($1) }
+            let rms = samples.isEmpty ? 0 : (energy / Double(samples.count)).squareRoot()
+            let seconds = Double(samples.count) / Double(sampleRate)
+            text = rms < SandboxOpenAI.silenceLevel ? "" : "This is a sandbox transcription of \(String(format: "%.1f", seconds)) seconds of audio."
+        }
+        transcriptsUsed += 1
+        let words = text.split(separator: " ", omittingEmptySubsequences: false)
+        var start = 0
+        while start < words.count {
+            let end = min(words.count, start + 3)
+            let delta = words[start..<end].joined(separator: " ") + (end < words.count ? " " : "")
+            emit("conversation.item.input_audio_transcription.delta", ["item_id": .string(itemID), "content_index": 0, "delta": .string(delta)])
+            start = end
+        }
+        items[itemID]?.transcript = text
+        emit(
+            "conversation.item.input_audio_transcription.completed",
+            [
+                "item_id": .string(itemID), "content_index": 0, "transcript": .string(text),
+                "usage": ["type": "duration", "seconds": .double(Double(durationMs) / 1_000)],
+            ])
+        return text
     }
 
     // MARK: - Conversation items

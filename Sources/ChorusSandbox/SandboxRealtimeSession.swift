@@ -64,6 +64,35 @@ struct RealtimeSessionConfiguration {
     private(set) var instructions = RealtimeSessionConfiguration.defaultInstructions
     /// The session's function tools (`tools` of type `function`), unless `tool_choice` is `none`.
     private(set) var functionTools: [RealtimeFunctionToolSpec] = []
+    /// A transcription session (opened with `?intent=transcription`): `session.type` is `transcription`, only
+    /// `audio.input` and `include` are configurable, and no responses are made.
+    private(set) var isTranscription = false
+    /// The transcription model (`audio.input.transcription.model`), if any.
+    var transcriptionModel: String? { object["audio"]?.object?["input"]?.object?["transcription"]?.object?["model"]?.string }
+    /// The transcription language hint (`audio.input.transcription.language`), if any.
+    var transcriptionLanguage: String? { object["audio"]?.object?["input"]?.object?["transcription"]?.object?["language"]?.string }
+
+    /// The GA defaults of a new transcription session (`RealtimeTranscriptionSessionCreateResponseGA`): PCM input,
+    /// server VAD, no transcription model until `session.update` names one.
+    static func transcription(id: String, expiresAt: Int) -> RealtimeSessionConfiguration {
+        var session = RealtimeSessionConfiguration(id: id, model: "", expiresAt: expiresAt)
+        var object = RealtimeObject()
+        object["type"] = "transcription"
+        object["object"] = "realtime.transcription_session"
+        object["id"] = .string(id)
+        object["expires_at"] = .int(expiresAt)
+        object["include"] = []
+        object["audio"] = [
+            "input": [
+                "format": RealtimeAudioFormat.pcm.json,
+                "turn_detection": Self.defaultTurnDetection("server_vad"),
+            ]
+        ]
+        session.object = object
+        session.isTranscription = true
+        session.derive()
+        return session
+    }
 
     /// The GA defaults for a new session.
     init(id: String, model: String, expiresAt: Int) {
@@ -219,6 +248,14 @@ struct RealtimeSessionConfiguration {
     private func validate(_ update: RealtimeObject) throws {
         guard let type = update["type"] else { throw RealtimeRequestError.missing("session.type") }
         switch type.string {
+        case "realtime" where isTranscription:
+            throw RealtimeRequestError.invalidValue(
+                "session.type", "Passing a realtime session update event to a transcription session is not allowed.")
+        case "transcription" where isTranscription:
+            for key in update.keys where !["type", "audio", "include"].contains(key) {
+                throw RealtimeRequestError.unknownParameter("session.\(key)")
+            }
+            if update["audio"]?.object?["output"] != nil { throw RealtimeRequestError.unknownParameter("session.audio.output") }
         case "realtime":
             break
         case "transcription":

@@ -20,6 +20,15 @@ public protocol RealtimeConnector: Sendable {
     /// Connects a session for `model` on `eventLoop`; `onUpgrade` runs on that loop before any message is delivered,
     /// so it can install the socket's handlers.
     func connect(model: String, on eventLoop: any EventLoop, onUpgrade: @escaping @Sendable (MediaWebSocket) -> Void) async throws
+    /// Connects a transcription session (``RealtimeTranscriptionSession``; the model is chosen by its `session.update`).
+    func connectTranscription(on eventLoop: any EventLoop, onUpgrade: @escaping @Sendable (MediaWebSocket) -> Void) async throws
+}
+
+extension RealtimeConnector {
+    /// Connectors without transcription sessions refuse them.
+    public func connectTranscription(on eventLoop: any EventLoop, onUpgrade: @escaping @Sendable (MediaWebSocket) -> Void) async throws {
+        throw RealtimeConnectionError.unavailable("this connector opens no transcription sessions")
+    }
 }
 
 /// The OpenAI Realtime API (GA): `wss://api.openai.com/v1/realtime?model=…` with a bearer key.
@@ -52,15 +61,32 @@ public struct OpenAIRealtimeConnector: RealtimeConnector {
 
     /// The WebSocket URL of a session for `model`.
     public func url(model: String) -> URL {
+        url(query: URLQueryItem(name: "model", value: model))
+    }
+
+    /// The WebSocket URL of a transcription session (`?intent=transcription`, no model: a model in the URL makes a
+    /// conversation session, which refuses the transcription `session.update`).
+    public var transcriptionURL: URL { url(query: URLQueryItem(name: "intent", value: "transcription")) }
+
+    private func url(query: URLQueryItem) -> URL {
         var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)!
         components.scheme = components.scheme == "http" ? "ws" : "wss"
         components.path = (components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path) + "/realtime"
-        components.queryItems = [URLQueryItem(name: "model", value: model)]
+        components.queryItems = [query]
         return components.url!
     }
 
     public func connect(model: String, on eventLoop: any EventLoop, onUpgrade: @escaping @Sendable (MediaWebSocket) -> Void) async throws {
-        let url = url(model: model)
+        try await connect(url: url(model: model), label: model, on: eventLoop, onUpgrade: onUpgrade)
+    }
+
+    public func connectTranscription(on eventLoop: any EventLoop, onUpgrade: @escaping @Sendable (MediaWebSocket) -> Void) async throws {
+        try await connect(url: transcriptionURL, label: "transcription", on: eventLoop, onUpgrade: onUpgrade)
+    }
+
+    private func connect(
+        url: URL, label model: String, on eventLoop: any EventLoop, onUpgrade: @escaping @Sendable (MediaWebSocket) -> Void
+    ) async throws {
         let components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
         guard let host = components.host, !host.isEmpty else { throw RealtimeConnectionError.unavailable("no host in \(url)") }
         let secure = components.scheme == "wss"
