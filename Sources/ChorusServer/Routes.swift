@@ -7,6 +7,7 @@ extension ChorusApp {
         try app.register(collection: SystemController(services: services, openAPIDocument: try SystemController.loadDocument()))
         try app.register(collection: AuthController(services: services))
         try app.register(collection: CallsController(services: services))
+        try app.register(collection: VoicePreviewController(services: services))
         try app.register(collection: ReportsController(services: services))
         try app.register(collection: PurchasesController(services: services))
         try app.register(collection: TwilioWebhookController(services: services))

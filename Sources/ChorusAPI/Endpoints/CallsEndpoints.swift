@@ -11,6 +11,8 @@ extension API.Calls {
     public static let scenarios = Endpoint<NoContent, ScenariosResponse>(.get, "/mobile/scenarios")
     /// `GET /mobile/voices`: the AI voices.
     public static let voices = Endpoint<NoContent, VoicesResponse>(.get, "/mobile/voices")
+    /// `GET /mobile/voices/{voice_id}/preview`: a short spoken sample of the voice (audio; `Range`, `ETag`; no token).
+    public static let voicePreview = Endpoint<NoContent, RawContent>(.get, "/mobile/voices/{voice_id}/preview")
 
     // MARK: Calls
 
@@ -71,7 +73,7 @@ extension API.Calls {
 
     /// Every endpoint of this area, for the table API/all.
     public static let endpoints: [AnyEndpoint] = [
-        usageStats.erased, checkCallPermission.erased, pricing.erased, scenarios.erased, voices.erased,
+        usageStats.erased, checkCallPermission.erased, pricing.erased, scenarios.erased, voices.erased, voicePreview.erased,
         makeCall.erased, callHistory.erased, call.erased, callEvents.erased, deleteTranscript.erased,
         scheduleCall.erased, scheduledCalls.erased, cancelScheduledCall.erased,
         createCustomScenario.erased, customScenarios.erased, deleteCustomScenario.erased,

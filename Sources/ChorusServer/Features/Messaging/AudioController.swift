@@ -162,8 +162,18 @@ struct AudioController: RouteCollection {
     }
 
     /// Streams a blob with `Range` support: 200 with the whole blob, 206 with `Content-Range` for one range, 416 for an
-    /// unsatisfiable one. Multiple ranges are answered with the whole blob (allowed by RFC 9110).
-    static func serve(_ key: BlobKey, from blobs: any BlobStore, request: Request) async throws -> Response {
+    /// unsatisfiable one. Multiple ranges are answered with the whole blob (allowed by RFC 9110). With an `etag` (a
+    /// quoted strong entity tag naming this blob's content), the answers carry it and an `If-None-Match` naming it (or
+    /// `*`) is answered 304 before any range is looked at (RFC 9110 §13.2.2).
+    static func serve(
+        _ key: BlobKey, from blobs: any BlobStore, request: Request, etag: String? = nil, cacheControl: String = "private, max-age=300"
+    ) async throws -> Response {
+        if let etag, let condition = request.headers.first(name: .ifNoneMatch), Self.matches(ifNoneMatch: condition, etag: etag) {
+            var headers = HTTPHeaders()
+            headers.replaceOrAdd(name: .eTag, value: etag)
+            headers.replaceOrAdd(name: .cacheControl, value: cacheControl)
+            return Response(status: .notModified, headers: headers)
+        }
         var requested: Range<Int64>?
         var partial = false
         if let header = request.headers.first(name: .range) {
@@ -173,6 +183,7 @@ struct AudioController: RouteCollection {
             case .unsatisfiable:
                 var headers = HTTPHeaders()
                 headers.replaceOrAdd(name: .contentRange, value: "bytes */\(metadata.size)")
+                if let etag { headers.replaceOrAdd(name: .eTag, value: etag) }
                 return Response(status: .rangeNotSatisfiable, headers: headers)
             case .range(let range):
                 requested = range
@@ -186,12 +197,14 @@ struct AudioController: RouteCollection {
         } catch BlobStoreError.rangeNotSatisfiable(let size) {
             var headers = HTTPHeaders()
             headers.replaceOrAdd(name: .contentRange, value: "bytes */\(size)")
+            if let etag { headers.replaceOrAdd(name: .eTag, value: etag) }
             return Response(status: .rangeNotSatisfiable, headers: headers)
         }
         var headers = HTTPHeaders()
         headers.replaceOrAdd(name: .contentType, value: reader.metadata.contentType)
         headers.replaceOrAdd(name: .acceptRanges, value: "bytes")
-        headers.replaceOrAdd(name: .cacheControl, value: "private, max-age=300")
+        headers.replaceOrAdd(name: .cacheControl, value: cacheControl)
+        if let etag { headers.replaceOrAdd(name: .eTag, value: etag) }
         if partial {
             headers.replaceOrAdd(
                 name: .contentRange, value: "bytes \(reader.range.lowerBound)-\(reader.range.upperBound - 1)/\(reader.metadata.size)")
@@ -212,6 +225,18 @@ struct AudioController: RouteCollection {
                         try await writer.write(.error(error))
                     }
                 }, count: count))
+    }
+
+    /// Whether an `If-None-Match` value names `etag`: `*`, or a comma-separated list of entity tags compared weakly
+    /// (a `W/` prefix on either side is ignored, RFC 9110 §8.8.3.2).
+    static func matches(ifNoneMatch header: String, etag: String) -> Bool {
+        func opaque(_ tag: Substring) -> Substring {
+            let trimmed = tag.trimmingCharacters(in: .whitespaces)[...]
+            return trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : trimmed
+        }
+        if header.trimmingCharacters(in: .whitespaces) == "*" { return true }
+        let wanted = opaque(etag[...])
+        return header.split(separator: ",").contains { opaque($0) == wanted }
     }
 
     // MARK: Transcription

@@ -33,8 +33,9 @@ struct SpeechPlan: Sendable {
 ///
 /// Concurrent requests for the same speech make one provider call: requests in this process join one task, and
 /// across instances one request claims the cache row (`speech_cache`, a compare-and-set lease) while the others
-/// wait for it. A generation is charged to the requesting user's daily allowance before the provider is called, and
-/// each provider call is reserved against the voice budgets and the user's daily operations by the metered
+/// wait for it. A generation is charged to the requesting user's daily allowance before the provider is called (a
+/// generation with no requester, such as a voice preview, is the operator's cost and charges no user), and each
+/// provider call is reserved against the voice budgets and the user's daily operations by the metered
 /// synthesizer (``UsageMeter``); both are given back if it fails.
 final class SpeechService: Sendable {
     /// The PRD's message when speech cannot be produced (Appendix B).
@@ -76,8 +77,9 @@ final class SpeechService: Sendable {
     }
 
     /// The speech of `plan`, generating it if needed; `cached` is true when nothing was generated for this request.
+    /// `requester` is charged one generation of the day; `nil` charges nobody (the operator's cost, still metered).
     func speech(
-        _ plan: SpeechPlan, requester: String, store: ChorusStore, logger: Logger
+        _ plan: SpeechPlan, requester: String?, store: ChorusStore, logger: Logger
     ) async throws -> (
         entry: SpeechCacheEntry, cached: Bool
     ) {
@@ -93,7 +95,7 @@ final class SpeechService: Sendable {
     }
 
     private func generateOnce(
-        _ plan: SpeechPlan, key: String, requester: String, store: ChorusStore, logger: Logger
+        _ plan: SpeechPlan, key: String, requester: String?, store: ChorusStore, logger: Logger
     ) async throws
         -> SpeechCacheEntry
     {
@@ -113,13 +115,15 @@ final class SpeechService: Sendable {
     }
 
     private func generate(
-        _ plan: SpeechPlan, key: String, requester: String, store: ChorusStore, logger: Logger
+        _ plan: SpeechPlan, key: String, requester: String?, store: ChorusStore, logger: Logger
     ) async throws
         -> SpeechCacheEntry
     {
         let now = clock()
         let usageKey = VoiceUsagePolicy.dailyGenerationsKey(at: now)
-        guard try await store.voices.chargeVoiceUsage(userID: requester, key: usageKey, limit: settings.dailyGenerationsPerUser) else {
+        if let requester,
+            !(try await store.voices.chargeVoiceUsage(userID: requester, key: usageKey, limit: settings.dailyGenerationsPerUser))
+        {
             try await store.voices.abandonSpeech(key: key)
             throw APIError.detail(.tooManyRequests, VoiceUsagePolicy.dailyLimitMessage(limit: settings.dailyGenerationsPerUser))
         }
@@ -138,7 +142,7 @@ final class SpeechService: Sendable {
             return SpeechCacheEntry(
                 key: key, status: "ready", blobKey: blobKey.rawValue, contentType: format.contentType, sizeBytes: audio.count)
         } catch {
-            try? await store.voices.refundVoiceUsage(userID: requester, key: usageKey)
+            if let requester { try? await store.voices.refundVoiceUsage(userID: requester, key: usageKey) }
             try? await store.voices.abandonSpeech(key: key)
             // A spent budget or daily limit is answered as such (503 or 429 with Retry-After).
             if let refused = error as? APIError { throw refused }

@@ -22,6 +22,8 @@ struct SpeechCacheEntry: Sendable, Equatable {
     var blobKey: String?
     var contentType: String?
     var sizeBytes: Int?
+    /// When this generation's row was made (a speech generated again after the cache sweep gets a new one).
+    var createdAt: Date? = nil
 }
 
 /// Voice features: cloned voice profiles, voice usage counters, the speech cache, conversation summaries and digest
@@ -102,7 +104,8 @@ struct VoiceStore: StoreArea {
         try await (fromReadPool ? reader : sql).raw("SELECT * FROM speech_cache WHERE key = \(bind: key)").first().map { row in
             SpeechCacheEntry(
                 key: try row.string("key"), status: try row.string("status"), blobKey: try row.optionalString("blob_key"),
-                contentType: try row.optionalString("content_type"), sizeBytes: try row.optionalInt("size_bytes"))
+                contentType: try row.optionalString("content_type"), sizeBytes: try row.optionalInt("size_bytes"),
+                createdAt: try row.optionalDate("created_at"))
         }
     }
 
