@@ -25,6 +25,8 @@ public final class ChorusClient: Sendable {
     public let auth: AuthClient
     /// Usage, plans, the catalog, placing and scheduling calls, the call history and custom scenarios.
     public let calls: CallsClient
+    /// Spoken samples of the AI voices (no sign-in needed).
+    public let voices: VoicesClient
     /// App Store purchases and the subscription status.
     public let purchases: PurchasesClient
     /// Voice messages: the user's conversations and their members.
@@ -59,6 +61,7 @@ public final class ChorusClient: Sendable {
         let session = APISession(baseURL: environment.baseURL, tokenStore: tokenStore, transport: transport, options: options)
         self.auth = AuthClient(session: session)
         self.calls = CallsClient(session: session)
+        self.voices = VoicesClient(session: session)
         self.purchases = PurchasesClient(session: session)
         self.conversations = ConversationsClient(session: session)
         self.messages = MessagesClient(session: session)
