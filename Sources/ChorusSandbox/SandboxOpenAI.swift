@@ -34,8 +34,8 @@ import Vapor
 /// text, filled extractively from the user messages (property names choose the content: decisions, action items with owners, dates, urgent items, an overview). `max_completion_tokens` below the
 /// answer's size cuts it off with `finish_reason: length`; a message containing `[sandbox:refuse]` gets a refusal and
 /// one containing `[sandbox:content_filter]` `finish_reason: content_filter`. `stream: true` answers with
-/// `chat.completion.chunk` server-sent events (usage last with `stream_options.include_usage`). Stories prompts, which
-/// end with a facts line, get the storyteller's answers (``SandboxStories``).
+/// `chat.completion.chunk` server-sent events (usage last with `stream_options.include_usage`). Stories prompts, recognised
+/// by their wording and read as a model reads them, get the storyteller's answers (``SandboxStories``).
 ///
 /// **Control** (``registerControl(on:)``): `GET|PUT|DELETE openai/behavior` (a JSON ``Behavior``: inject failures,
 /// per-request ``Fault``s matched on the body, add latency, announce model shutdown dates) and `GET|DELETE openai/request-counts` (requests received per endpoint).

@@ -125,18 +125,21 @@ extension SandboxOpenAI {
         let source = conversation.filter { $0.role == "user" }.map(\.content)
         let extractor = SandboxExtractor(source.isEmpty ? conversation.map(\.content) : source)
         var content: String
+        var structured = true
         switch Self.outputFormat(body["response_format"], conversation: conversation) {
         case .rejected(let response):
             return response
         case .text:
             content = extractor.summaryText()
+            structured = false
         case .jsonObject:
             content = extractor.jsonObject().text
         case .jsonSchema(let schema):
             content = extractor.fill(schema).text
         }
-        // Stories prompts end with a facts line and get the storyteller's answers (see ``SandboxStories``).
-        if let story = SandboxStories.answer(userMessages: source) { content = story }
+        // Stories prompts (recognised by their wording, read as a model reads them) get the storyteller's answers
+        // (see ``SandboxStories``).
+        if let story = SandboxStories.answer(conversation: conversation, structured: structured) { content = story }
 
         let everything = conversation.map(\.content).joined(separator: "\n")
         var finishReason = "stop"

@@ -1,48 +1,56 @@
 import ChorusCore
 import Foundation
 
-/// The Stories tasks of the chat emulator. A Stories prompt ends with a one-line JSON object of facts (`{"task":…}`,
-/// see ChorusCore's `FactsLine`); the emulator reads only that line (and, for scenes, the story in the message), so
-/// its answers honour exactly what was asked:
-/// - `story`: a calm story in the asked language (English, Spanish, French, German, Italian) about the hero, of the
-///   asked number of words (±5 %), as `Title\n\nParagraph…`; deterministic for the same facts. Everything reads in the
-///   story's language (see ``SandboxStoryVocabulary``): the product's own events are told with their title and prompt
-///   seed in that language, the hero's name standing for "the hero"; a custom event only when written in that
-///   language; known traits in the language's wording, unknown ones (except one English word in English) as "other
-///   qualities";
-/// - `story_scenes`: `scene_count` scenes whose text segments are sentences copied from the story, spread evenly, with
-///   illustration prompts that start `Scene N:`;
-/// - `visual_profile`: the profile read from the appearance (`red curly hair`, `green eyes`, `wears a yellow
-///   raincoat`, …), `null` where it says nothing;
-/// - `event_assist`: a title (kept when given), a prompt seed in the asked language (a known tone in its words, an
-///   unknown one left out outside English), keywords and three similar events in that language.
+/// The Stories tasks of the chat emulator. It reads the prompt a real model gets (issue 21: Chorus sends nothing
+/// for the sandbox's sake): the task is recognised from the system message's wording, and what was asked is read from
+/// the prose of the user message as written in each story language (the labelled lines `Character traits:`,
+/// `Rasgos del personaje:`, `Traits de caractère :`, …, the hero after "bedtime story about" and its translations, the
+/// length from "about 450 words"). A prompt it cannot fully read still gets a plausible answer (a default hero, no
+/// traits, the language the text looks written in, about 300 words), never an error:
+/// - story (plain text; the storyteller's system message in any of the five languages): a calm story in the asked
+///   language (English, Spanish, French, German, Italian) about the hero, of the asked number of words (±5 %), as
+///   `Title\n\nParagraph…`; deterministic for the same prompt. Everything reads in the story's language (see
+///   ``SandboxStoryVocabulary``): the product's own events are told with their title and prompt seed in that
+///   language, the hero's name standing for "the hero"; a custom event only when written in that language; known
+///   traits in the language's wording, unknown ones (except one English word in English) as "other qualities";
+/// - scenes (the scene analyst's system message): as many scenes as "Choose exactly N scenes" asks, whose text
+///   segments are sentences copied from the story after "from this story:", spread evenly, with illustration prompts
+///   that start `Scene N:`;
+/// - visual profile (the illustrators' describer): the profile read from the description and appearance (`red curly
+///   hair`, `green eyes`, `wears a yellow raincoat`, …), `null` where they say nothing;
+/// - event assistant (the bedtime-story-event helper): a title (kept when given), a prompt seed in the asked language
+///   (a known tone in its words, an unknown one left out outside English), keywords and three similar events in that
+///   language.
 enum SandboxStories {
-    /// The answer for a conversation whose last user message ends with a Stories facts line, else `nil`.
-    static func answer(userMessages: [String]) -> String? {
-        guard let last = userMessages.last, let facts = facts(in: last), let task = facts["task"]?.string else { return nil }
-        switch task {
-        case "story": return story(facts)
-        case "story_scenes": return scenes(facts, message: last)
-        case "visual_profile": return visualProfile(facts)
-        case "event_assist": return eventAssist(facts)
-        default: return nil
+    /// The answer for a Stories conversation, else `nil` (the generic emulator answers). `structured`: the request
+    /// asked for JSON (scenes, profile and assistant answer JSON; a story is plain text).
+    static func answer(conversation: [(role: String, content: String)], structured: Bool) -> String? {
+        let system = conversation.filter { $0.role == "system" || $0.role == "developer" }.map(\.content).joined(separator: "\n").lowercased()
+        let users = conversation.filter { $0.role == "user" }.map(\.content)
+        guard !users.isEmpty else { return nil }
+        /// The last user message holding `marker` (the request itself, not a later remark), else the last one.
+        func request(_ markers: [String]) -> String {
+            users.last { message in markers.contains { message.range(of: $0, options: .caseInsensitive) != nil } } ?? users[users.count - 1]
         }
-    }
-
-    static func facts(in message: String) -> RealtimeObject? {
-        guard let line = message.split(separator: "\n").last, line.hasPrefix("{\""), case .object(let object)? = RealtimeJSON.parse(String(line))
-        else { return nil }
-        return object
+        if structured {
+            if system.contains("key visual moments") || system.contains("scenes") && system.contains("illustration") {
+                return scenes(request(["from this story:"]))
+            }
+            if system.contains("describe children's book characters") { return visualProfile(request(["Appearance:"])) }
+            if system.contains("bedtime story event") { return eventAssist(request(["Description:"])) }
+            return nil
+        }
+        let wordings = StoryRequestWording.all
+        guard let asked = StoryRequest.read(system: system, user: request(wordings.map(\.heroMarker) + wordings.map(\.traitsLabel))) else {
+            return nil
+        }
+        return story(asked)
     }
 
     // MARK: - Story
 
-    static func story(_ facts: RealtimeObject) -> String {
-        let language = StoryLanguage(code: facts["language"]?.string ?? "en") ?? .en
-        let hero = facts["hero_name"]?.string ?? "Hero"
-        let traits = facts["hero_traits"]?.array?.compactMap(\.string) ?? []
-        let event = facts["event"]?.string ?? ""
-        let target = max(60, facts["target_words"]?.int ?? 300)
+    static func story(_ request: StoryRequest) -> String {
+        let (language, hero, traits, event, target) = (request.language, request.hero, request.traits, request.event, request.targetWords)
         let phrases = StoryPhrases.of(language)
         let seed = UInt64(truncatingIfNeeded: stableHash("\(language.rawValue)|\(hero)|\(traits)|\(event)|\(target)"))
 
@@ -102,14 +110,15 @@ enum SandboxStories {
 
     // MARK: - Scenes
 
-    static func scenes(_ facts: RealtimeObject, message: String) -> String {
-        let count = max(0, facts["scene_count"]?.int ?? 1)
-        let hero = facts["hero_name"]?.string ?? "the hero"
-        // The story sits between the "…scenes from this story:" line and the facts line.
-        var lines = message.components(separatedBy: "\n")
-        lines.removeLast()
-        if let marker = lines.firstIndex(where: { $0.hasSuffix("story:") }) { lines.removeFirst(marker + 1) }
-        let story = lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+    static func scenes(_ message: String) -> String {
+        let fields = PromptFields(message, labels: ["Main character", "Appearance"])
+        let hero = fields["Main character"].flatMap { $0.isEmpty ? nil : $0 } ?? "the hero"
+        // "Choose exactly N scenes from this story:", then the story.
+        let lines = message.components(separatedBy: "\n")
+        let marker = lines.firstIndex { $0.range(of: "from this story:", options: .caseInsensitive) != nil }
+        let count = min(64, marker.flatMap { PromptFields.firstNumber(in: lines[$0]) } ?? 1)
+        // No story after the marker (or no marker): nothing to choose from.
+        let story = marker.map { lines.dropFirst($0 + 1).joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
         let sentences = SandboxText.sentences(in: story)
         let picked = min(count, sentences.count)
         let emotions = ["peaceful", "joyful", "adventurous", "heartwarming", "contemplative", "exciting", "mysterious"]
@@ -129,8 +138,9 @@ enum SandboxStories {
 
     // MARK: - Visual profile
 
-    static func visualProfile(_ facts: RealtimeObject) -> String {
-        let appearance = (facts["hero_appearance"]?.string ?? "") + " " + (facts["avatar_prompt"]?.string ?? "")
+    static func visualProfile(_ message: String) -> String {
+        let fields = PromptFields(message, labels: ["Character", "Description", "Appearance"])
+        let appearance = (fields["Appearance"] ?? "") + " " + (fields["Description"] ?? "")
         let words = appearance.lowercased().split(whereSeparator: { !$0.isLetter && $0 != "-" }).map(String.init)
         func before(_ noun: String, count: Int) -> String? {
             guard let index = words.firstIndex(of: noun), index > 0 else { return nil }
@@ -162,16 +172,23 @@ enum SandboxStories {
 
     // MARK: - Event assistant
 
-    static func eventAssist(_ facts: RealtimeObject) -> String {
-        let language = StoryLanguage(code: facts["language"]?.string ?? "en") ?? .en
-        let description = facts["description"]?.string ?? ""
+    static func eventAssist(_ message: String) -> String {
+        let fields = PromptFields(message, labels: ["Event title", "Description", "Category", "Age range", "Tone", "Language"])
+        let language =
+            fields["Language"].flatMap { name in
+                StoryLanguage.allCases.first { $0.displayName.caseInsensitiveCompare(name) == .orderedSame } ?? StoryLanguage(code: name)
+            } ?? .en
+        let description = fields["Description"] ?? ""
+        // "(write one)": the model is to write the title.
+        let given = fields["Event title"].flatMap { $0.isEmpty || $0.hasPrefix("(") && $0.hasSuffix(")") ? nil : $0 }
+        let category = fields["Category"].flatMap { $0.isEmpty ? nil : $0 }
         let words = description.split(whereSeparator: { !$0.isLetter }).map(String.init)
         let title =
-            facts["title"]?.string
+            given
             ?? words.prefix(4).enumerated().map { $0.offset == 0 ? $0.element.prefix(1).uppercased() + $0.element.dropFirst() : $0.element }
             .joined(separator: " ")
-        let tone = facts["tone"]?.string ?? "gentle"
-        let ages = facts["age_range"]?.string ?? "4-10"
+        let tone = fields["Tone"].flatMap { $0.isEmpty ? nil : $0 } ?? "gentle"
+        let ages = fields["Age range"].flatMap { $0.isEmpty ? nil : $0 } ?? "4-10"
         // The tone in the language's own word (agreeing with its word for "story"), or left out there when unknown.
         let local = SandboxStoryVocabulary.tone(tone, language: language).map { " " + $0 } ?? ""
         let seed: String =
@@ -183,12 +200,12 @@ enum SandboxStories {
             case .it: "Una storia\(local) per bambini di \(ages) anni su \(title.lowercased()), piena di meraviglia e dolcezza."
             }
         var seen = Set<String>()
-        let keywords = ([facts["category"]?.string ?? ""] + words.filter { $0.count >= 5 }).map { $0.lowercased() }
+        let keywords = ([category ?? ""] + words.filter { $0.count >= 5 }).map { $0.lowercased() }
             .filter { !$0.isEmpty && seen.insert($0).inserted }.prefix(8)
-        let category = facts["category"]?.string ?? "everyday"
+        let categoryWord = category ?? "everyday"
         let similar: [String] =
             switch language {
-            case .en: ["A first \(category) adventure", "A \(category) day with friends", "Trying something new"]
+            case .en: ["A first \(categoryWord) adventure", "A \(categoryWord) day with friends", "Trying something new"]
             case .es: ["Una primera aventura", "Un día especial con amigos", "Probar algo nuevo"]
             case .fr: ["Une première aventure", "Une journée spéciale entre amis", "Essayer quelque chose de nouveau"]
             case .de: ["Ein erstes Abenteuer", "Ein besonderer Tag mit Freunden", "Etwas Neues ausprobieren"]

@@ -24,7 +24,7 @@ struct SandboxStoriesTests {
             ])
     }
 
-    @Test("stories honour language, hero, traits, event and length; the same facts give the same story", arguments: StoryLanguage.allCases)
+    @Test("stories honour language, hero, traits, event and length; the same prompt gives the same story", arguments: StoryLanguage.allCases)
     func stories(_ language: StoryLanguage) async throws {
         try await withOpenAI { harness in
             let brief = Self.brief(language, minutes: 3)
@@ -76,6 +76,60 @@ struct SandboxStoriesTests {
         }
     }
 
+    @Test("the emulator reads the prompt a real model gets: hero, traits, event, language and length from the prose", arguments: StoryLanguage.allCases)
+    func readsTheProse(_ language: StoryLanguage) throws {
+        let brief = StoryBrief(
+            language: language, heroName: "Dr. Anna-Lena", heroTraits: ["brave", "loves dinosaurs", "kind"], heroAppearance: "red hair",
+            event: "Rainy day: Anna-Lena builds a blanket fort", lengthMinutes: 7)
+        let user = StoryPrompt.user(brief)
+        // Nothing for the sandbox: no JSON line, only what the model needs.
+        #expect(!user.contains("{\"") && !user.contains("\"task\""))
+        let read = try #require(StoryRequest.read(system: StoryPrompt.system(language).lowercased(), user: user))
+        #expect(
+            read
+                == StoryRequest(
+                    language: language, hero: "Dr. Anna-Lena", traits: ["brave", "loves dinosaurs", "kind"],
+                    event: "Rainy day: Anna-Lena builds a blanket fort", targetWords: 1_050))
+        // Without the system message, the user message's own wording names the language.
+        #expect(StoryRequest.read(system: "", user: user)?.language == language)
+    }
+
+    @Test("prompts it cannot fully read still get a plausible story, never an error")
+    func partialPrompts() async throws {
+        // Only the storyteller's system message: a default hero, about 300 words, in the system message's language.
+        let vague = try #require(StoryRequest.read(system: StoryPrompt.system(.de).lowercased(), user: "Erzähl mir bitte etwas Schönes."))
+        #expect(vague == StoryRequest(language: .de, hero: StoryRequest.defaultHero, traits: [], event: "", targetWords: 300))
+        // Absurd lengths are brought into range; a number too large for an Int is no number.
+        let huge = "Create a 3-minute bedtime story about Max.\n\nRequirements:\n- about 99999999999999999999999 words"
+        #expect(StoryRequest.read(system: "", user: huge)?.targetWords == 450)
+        let long = "Create a 3-minute bedtime story about Max.\n\nRequirements:\n- about 90000 words"
+        #expect(StoryRequest.read(system: "", user: long)?.targetWords == StoryRequest.words.upperBound)
+        let empty = "Create a 3-minute bedtime story about .\nCharacter traits:\nStory event:"
+        #expect(StoryRequest.read(system: "", user: empty) == StoryRequest(language: .en, hero: StoryRequest.defaultHero, traits: [], event: "", targetWords: 450))
+        // Not a story at all: the generic emulator answers.
+        #expect(StoryRequest.read(system: "you summarise conversations.", user: "Summarise: we meet at 5.") == nil)
+
+        try await withOpenAI { harness in
+            let generator = harness.generator()
+            for user in ["?", "Character traits: : , ,\nStory event:\n- words", "bedtime story about", String(repeating: "Aspecto: x\n", count: 200)] {
+                let answer = try await generator.generate(
+                    TextGenerationRequest(
+                        model: "gpt-4.1-mini",
+                        messages: [ChatMessage(role: .system, content: StoryPrompt.system(.es)), ChatMessage(role: .user, content: user)]))
+                let story = try StoryText.parse(answer.content)
+                #expect(story.content.hasPrefix("Había una vez") && story.wordCount >= 60, "\(user.prefix(40))")
+            }
+            // A scenes request without its story: no scenes, still the strict answer.
+            let noStory = try await generator.generate(
+                TextGenerationRequest(
+                    model: "gpt-4.1-mini",
+                    messages: [ChatMessage(role: .system, content: ScenePlan.system), ChatMessage(role: .user, content: "Choose exactly 3 scenes.")],
+                    format: StructuredOutputFormat(name: ScenePlan.schemaName, schemaJSON: ScenePlan.jsonSchema)))
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(noStory.content.utf8)) as? [String: Any])
+            #expect((object["scenes"] as? [Any])?.isEmpty == true && object["reasoning"] is String)
+        }
+    }
+
     @Test("scenes, visual profile and assistant answers follow their strict schemas and decode")
     func structuredAnswers() async throws {
         try await withOpenAI { harness in
@@ -93,6 +147,10 @@ struct SandboxStoriesTests {
                     ], format: StructuredOutputFormat(name: ScenePlan.schemaName, schemaJSON: ScenePlan.jsonSchema)))
             let scenes = try ScenePlan.decode(json: Data(scenesAnswer.content.utf8), story: story.content, count: 5)
             #expect(scenes.map(\.number) == [1, 2, 3, 4, 5] && scenes.allSatisfy { $0.illustrationPrompt.hasPrefix("Scene \($0.number):") })
+            #expect(scenes.allSatisfy { $0.illustrationPrompt.contains("Nora in a soft picture-book landscape") })
+            for prompt in [ScenePlan.user(story: story.content, sceneCount: 5, heroName: "Nora", heroDescription: "brown hair", language: .en)] {
+                #expect(!prompt.contains("{\"") && prompt.contains("Choose exactly 5 scenes"))
+            }
 
             let prompt = HeroVisualProfile.prompt(
                 heroName: "Nora", appearance: "a girl with long brown hair, blue eyes, wearing a green dress", avatarPrompt: nil)
@@ -101,6 +159,7 @@ struct SandboxStoriesTests {
                     model: "gpt-4.1-mini",
                     messages: [ChatMessage(role: .system, content: prompt.system), ChatMessage(role: .user, content: prompt.user)],
                     format: StructuredOutputFormat(name: HeroVisualProfile.schemaName, schemaJSON: HeroVisualProfile.jsonSchema)))
+            #expect(!prompt.user.contains("{\""))
             let profile = try HeroVisualProfile.decode(json: Data(profileAnswer.content.utf8))
             #expect(profile.hairColor == "brown" && profile.hairStyle == "long" && profile.eyeColor == "blue" && profile.clothingColors == "green")
 
@@ -111,6 +170,7 @@ struct SandboxStoriesTests {
                     model: "gpt-4.1-mini",
                     messages: [ChatMessage(role: .system, content: assist.system), ChatMessage(role: .user, content: assist.user)],
                     format: StructuredOutputFormat(name: EventAssistPrompt.schemaName, schemaJSON: EventAssistPrompt.jsonSchema)))
+            #expect(!assist.user.contains("{\""))
             let answer = try EventAssistPrompt.decode(json: Data(assistAnswer.content.utf8))
             #expect(answer.title == "Our cat had kittens" && answer.promptSeed.hasPrefix("Una storia affettuosa per bambini di 4-6 anni") && answer.similarEvents.count == 3)
             #expect(answer.keywords.contains("kittens") && answer.keywords.contains("pets"))

@@ -37,7 +37,7 @@ extension HeroVisualProfileDTO {
         return "{\"type\": \"object\", \"properties\": {\(properties)}, \"required\": [\(required)], \"additionalProperties\": false}"
     }()
 
-    /// The extraction prompt (seed 004 `extractVisualProfile`), with its facts line.
+    /// The extraction prompt (seed 004 `extractVisualProfile`).
     public static func prompt(heroName: String, appearance: String, avatarPrompt: String?) -> (system: String, user: String) {
         (
             "You describe children's book characters for illustrators. Extract specific visual characteristics; use null for anything not specified. Answer with the JSON object only.",
@@ -45,8 +45,6 @@ extension HeroVisualProfileDTO {
             Character: \(heroName)
             Description: \(avatarPrompt ?? "")
             Appearance: \(appearance)
-
-            \(FactsLine.encode(["task": .string("visual_profile"), "hero_name": .string(heroName), "hero_appearance": .string(appearance), "avatar_prompt": avatarPrompt.map(FactsLine.Value.string) ?? .null]))
             """
         )
     }
@@ -144,8 +142,6 @@ public enum EventAssistPrompt {
             Age range: \(ageRange)
             Tone: \(tone)
             Language: \(language.displayName)
-
-            \(FactsLine.encode(["task": .string("event_assist"), "language": .string(language.rawValue), "title": title.map(FactsLine.Value.string) ?? .null, "description": .string(description), "category": .string(category), "age_range": .string(ageRange), "tone": .string(tone)]))
             """
         )
     }

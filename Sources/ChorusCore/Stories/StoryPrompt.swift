@@ -1,6 +1,6 @@
 import Foundation
 
-/// What a story is about: the facts every Stories prompt carries.
+/// What a story is about: what the story prompt tells the model.
 public struct StoryBrief: Sendable, Equatable {
     public var language: StoryLanguage
     public var heroName: String
@@ -28,8 +28,8 @@ public struct StoryBrief: Sendable, Equatable {
 /// messages; the answer is plain text — the title on the first line, a blank line, then the story — so it can be
 /// streamed to the app as it is written.
 ///
-/// The last line of the user message is a compact JSON object of the facts (``facts(_:)``): models read it as well as
-/// the prose, and the sandbox model reads only it, so both always agree on what was asked.
+/// The prompt holds only what the model needs, in the story's language (issue 21: no machine-readable line for the
+/// sandbox; the sandbox's emulator reads this same prose).
 public enum StoryPrompt {
     public static let wordsPerMinute = 150
 
@@ -72,12 +72,12 @@ public enum StoryPrompt {
         }
     }
 
-    /// The user message: the request in the story's language, then the facts line.
+    /// The user message: the request in the story's language.
     public static func user(_ brief: StoryBrief) -> String {
         let traits = brief.heroTraits.joined(separator: ", ")
         let words = brief.targetWords
         let minutes = brief.lengthMinutes
-        let prose: String =
+        let prompt: String =
             switch brief.language {
             case .en:
                 """
@@ -165,16 +165,7 @@ public enum StoryPrompt {
                 Scrivi il titolo sulla prima riga, poi una riga vuota, poi la storia in paragrafi separati da righe vuote.
                 """
             }
-        return prose + "\n\n" + facts(brief)
-    }
-
-    /// The facts line: `{"task":"story","language":…,"hero_name":…,"hero_traits":[…],"hero_appearance":…,"event":…,"target_words":…}`.
-    public static func facts(_ brief: StoryBrief) -> String {
-        FactsLine.encode([
-            "task": .string("story"), "language": .string(brief.language.rawValue), "hero_name": .string(brief.heroName),
-            "hero_traits": .strings(brief.heroTraits), "hero_appearance": .string(brief.heroAppearance), "event": .string(brief.event),
-            "target_words": .int(brief.targetWords),
-        ])
+        return prompt
     }
 
     /// The output budget: about 2 tokens a word in the Latin-script languages, plus room for the title.
@@ -224,34 +215,4 @@ public struct StoryText: Sendable, Equatable {
 public enum StoryTextError: Error, Sendable, Equatable {
     /// No title, or nothing after it.
     case empty
-}
-
-/// The one-line JSON object of facts that ends every Stories prompt (keys sorted, so the line is stable).
-public enum FactsLine {
-    /// A JSON value of a facts line.
-    public enum Value: Sendable, Equatable {
-        case string(String)
-        case strings([String])
-        case int(Int)
-        case null
-    }
-
-    public static func encode(_ facts: [String: Value]) -> String {
-        let members = facts.keys.sorted().map { key -> String in
-            let value: String =
-                switch facts[key]! {
-                case .string(let text): quote(text)
-                case .strings(let texts): "[" + texts.map(quote).joined(separator: ",") + "]"
-                case .int(let number): String(number)
-                case .null: "null"
-                }
-            return quote(key) + ":" + value
-        }
-        return "{" + members.joined(separator: ",") + "}"
-    }
-
-    static func quote(_ text: String) -> String {
-        let data = (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
 }

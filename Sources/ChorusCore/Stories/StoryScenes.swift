@@ -84,16 +84,17 @@ public enum ScenePlan {
         describes the picture, always showing the main character exactly as described, child-friendly, bright and gentle.
         """
 
-    /// The user message: the hero's look, the story, then the facts line.
+    /// The user message: the hero and their look, the story's language, how many scenes, then the story.
     public static func user(story: String, sceneCount: Int, heroName: String, heroDescription: String, language: StoryLanguage) -> String {
         """
-        Main character: \(heroName). \(heroDescription)
+        Main character: \(heroName)
+        Appearance: \(heroDescription)
         The character must look identical in every scene: same colours, features, clothing and style.
+        The story is written in \(language.displayName): copy each text segment exactly as it is written, in \(language.displayName), \
+        and write the illustration prompts in English.
         Choose exactly \(sceneCount) scenes from this story:
 
         \(story)
-
-        \(FactsLine.encode(["task": .string("story_scenes"), "language": .string(language.rawValue), "scene_count": .int(sceneCount), "hero_name": .string(heroName)]))
         """
     }
 
