@@ -280,6 +280,26 @@ class BrowserTests(unittest.TestCase):
         self.assertEqual([(r["call_sid"], r["reason"], r["status"]) for r in reports["reports"]],
                          [(self.text("call-sid"), "offensive", "pending")])
 
+    def test_02b_voice_preview(self):
+        # Seed 000 "Preview Voices": the ▶ Preview button beside the custom scenario's voice list plays the server's
+        # sample of the chosen voice.
+        self.driver.find_element(By.CSS_SELECTOR, "#call-form + details summary").click()
+        self.wait(lambda d: d.find_element(By.ID, "preview-voice").is_displayed(), message="the custom scenario form opens")
+        Select(self.driver.find_element(By.ID, "custom-voice")).select_by_value("echo")
+        self.driver.find_element(By.ID, "preview-voice").click()
+        self.wait(lambda d: self.text("preview-status") in ("Playing Echo.", ""), timeout=40, message="the sample plays")
+        audio = self.driver.find_element(By.ID, "voice-preview-audio")
+        self.assertTrue(audio.get_attribute("src").endswith("/mobile/voices/echo/preview"))
+        # The element loaded and decoded real audio (a duration, enough data to play).
+        self.wait(lambda d: d.execute_script(
+            "const a = document.getElementById('voice-preview-audio'); return a.readyState >= 2 && a.duration > 0.5"),
+            message="the sample is loaded")
+        self.shot("04b-playground-voice-preview")
+        status, body, headers = http("GET", "/mobile/voices/echo/preview")
+        self.assertEqual(status, 200)
+        self.assertIn(headers["Content-Type"], ("audio/mpeg", "audio/wav"))
+        self.driver.find_element(By.CSS_SELECTOR, "#call-form + details summary").click()
+
     def test_03_buy_plan(self):
         button = self.wait(EC.element_to_be_clickable((By.CSS_SELECTOR, 'button[data-product="speech_assistant_premium_monthly"]')))
         button.click()

@@ -66,8 +66,11 @@ enum PlaygroundPages {
                 <label for="custom-name">Name</label><input id="custom-name" name="name" maxlength="60" required>
                 <label for="custom-persona">Who the AI plays (20 characters or more)</label>
                 <textarea id="custom-persona" name="persona" rows="3" minlength="20" maxlength="2000" required></textarea>
-                <label for="custom-voice">Voice</label><select id="custom-voice" name="voice" aria-describedby="custom-voice-description"></select>
+                <label for="custom-voice">Voice</label>
+                <div class="row"><select id="custom-voice" name="voice" aria-describedby="custom-voice-description"></select>
+                <button type="button" id="preview-voice" class="secondary" aria-label="Preview this voice">▶ Preview</button></div>
                 <p id="custom-voice-description" class="muted"></p>
+                <p id="preview-status" class="muted" role="status"></p><audio id="voice-preview-audio" preload="none" hidden></audio>
                 <button type="submit">Save scenario</button>
                 </form>
                 </details>
@@ -130,7 +133,11 @@ enum PlaygroundPages {
                 <label for="hero-name">Hero's name</label><input id="hero-name" name="name" maxlength="40" required>
                 <label for="hero-traits">Traits (comma-separated)</label><input id="hero-traits" name="traits" value="brave, kind" required>
                 <label for="hero-appearance">Appearance</label><input id="hero-appearance" name="appearance" value="curly red hair and green eyes" required>
+                <label for="hero-avatar">Avatar</label>
+                <select id="hero-avatar" name="avatar_quality"><option value="">No picture</option><option value="standard">Standard</option>
+                <option value="hd">HD (about four times the cost)</option></select>
                 <button type="submit">Create hero</button>
+                <img id="hero-avatar-out" class="avatar" alt="" width="160" height="160" hidden>
                 </form>
                 <form id="story-form">
                 <div class="fields">

@@ -239,6 +239,27 @@ function describeCallVoice() {
 }
 $('custom-voice').addEventListener('change', describeCallVoice);
 
+// Hearing a voice before choosing it: the server's sample, streamed by the audio element (no token needed).
+$('preview-voice').addEventListener('click', async () => {
+  const voice = callVoices.find((v) => v.id === $('custom-voice').value);
+  if (!voice) return;
+  const audio = $('voice-preview-audio');
+  const path = `/mobile/voices/${encodeURIComponent(voice.id)}/preview`;
+  $('preview-status').textContent = `Loading ${voice.display_name}…`;
+  $('preview-voice').disabled = true;
+  audio.pause();
+  audio.src = path;
+  try {
+    await audio.play();
+    $('preview-status').textContent = `Playing ${voice.display_name}.`;
+  } catch (error) {
+    // The element does not say why; the server's answer does.
+    try { await raw('GET', path, { accept: 'audio/*' }); fail('preview-status', error); } catch (refused) { fail('preview-status', refused); }
+  }
+  $('preview-voice').disabled = false;
+});
+$('voice-preview-audio').addEventListener('ended', () => { $('preview-status').textContent = ''; });
+
 $('custom-form').addEventListener('submit', async (event) => {
   event.preventDefault();
   $('call-error').textContent = '';
@@ -605,6 +626,16 @@ $('hero-form').addEventListener('submit', async (event) => {
     const hero = await api('POST', '/heroes', {
       name: $('hero-name').value.trim(), appearance: $('hero-appearance').value.trim(),
       traits: $('hero-traits').value.split(',').map((t) => t.trim()).filter(Boolean) });
+    // The avatar, standard or HD (the image model's highest quality), when one is asked for.
+    const quality = $('hero-avatar').value;
+    let drawn = hero;
+    if (quality) {
+      $('story-status').textContent = `Drawing ${hero.name}'s ${quality === 'hd' ? 'HD ' : ''}avatar…`;
+      drawn = await api('POST', `/heroes/${hero.id}/avatar`, { quality });
+    }
+    const avatar = $('hero-avatar-out');
+    avatar.hidden = !drawn.avatar_url;
+    if (drawn.avatar_url) { avatar.src = drawn.avatar_url; avatar.alt = `${hero.name}'s avatar`; }
     await loadStories();
     $('story-hero').value = hero.id;
     $('story-status').textContent = `${hero.name} is ready for a story.`;
