@@ -547,24 +547,32 @@ public struct CreateVoiceProfileRequest: Codable, Sendable, Equatable {
     }
 }
 
-/// `GET /voice-profile` (and `POST`) answer.
+/// `GET /voice-profile` (and `POST`, `POST /voice-profile/confirm`) answer.
 public struct VoiceProfileResponse: Codable, Sendable, Equatable {
-    /// `ready` (messages can be played in the cloned voice) or `none` (the default voice is used).
+    /// `ready` (messages can be played in the cloned voice), `pending_confirmation` (cloned: listen to the preview,
+    /// then confirm or re-record), `requires_verification` (ElevenLabs holds the voice for verification: unusable) or
+    /// `none` (the default voice is used).
     public var status: VoiceProfileStatus
     public var createdAt: Date?
     public var consentedAt: Date?
     /// The consent statement the user agreed to.
     public var consentStatement: String?
     public var script: String?
-    /// A short sample of the cloned voice (signed URL).
+    /// A short sample of the cloned voice (signed URL); absent while verification is required.
     public var previewURL: String?
     /// The voice used when there is no cloned voice.
     public var defaultVoice: String
 
     public init(
         status: VoiceProfileStatus, createdAt: Date?, consentedAt: Date?, consentStatement: String?, script: String?, previewURL: String?,
-        defaultVoice: String
+        defaultVoice: String, confirmedAt: Date? = nil, expiresAt: Date? = nil, message: String? = nil
     ) {
+    /// When the owner confirmed the voice (`ready` only).
+    public var confirmedAt: Date?
+    /// When an unconfirmed voice will be deleted (`pending_confirmation`, `requires_verification`).
+    public var expiresAt: Date?
+    /// What to do next, for a state other than `ready` and `none`.
+    public var message: String?
         self.status = status
         self.createdAt = createdAt
         self.consentedAt = consentedAt
@@ -577,6 +585,9 @@ public struct VoiceProfileResponse: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case status
         case createdAt = "created_at"
+        self.confirmedAt = confirmedAt
+        self.expiresAt = expiresAt
+        self.message = message
         case consentedAt = "consented_at"
         case consentStatement = "consent_statement"
         case script
@@ -587,6 +598,9 @@ public struct VoiceProfileResponse: Codable, Sendable, Equatable {
 
 /// `POST /messages/{id}/speech` answer: the message spoken in its sender's voice.
 public struct SpeechResponse: Codable, Sendable, Equatable {
+        case confirmedAt = "confirmed_at"
+        case expiresAt = "expires_at"
+        case message
     /// A short-lived signed URL of the audio (supports `Range`).
     public var audioURL: String
     public var contentType: String

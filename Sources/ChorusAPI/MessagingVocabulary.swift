@@ -85,8 +85,14 @@ public struct VoiceProfileStatus: OpenEnum, CaseIterable {
     public static let ready: VoiceProfileStatus = "ready"
     /// No cloned voice: messages are spoken in the default voice (`none`).
     public static let none: VoiceProfileStatus = "none"
+    /// Cloned, waiting for its owner to hear the preview and confirm (`POST /voice-profile/confirm`): until then the
+    /// default voice speaks, and an unconfirmed voice is deleted after a day (`pending_confirmation`).
+    public static let pendingConfirmation: VoiceProfileStatus = "pending_confirmation"
+    /// ElevenLabs requires verification of the cloned voice, which the app cannot do: it is never used (the default
+    /// voice speaks), cannot be confirmed, and is deleted after a day; re-record (`requires_verification`).
+    public static let requiresVerification: VoiceProfileStatus = "requires_verification"
 
-    public static let allCases: [VoiceProfileStatus] = [.ready, .none]
+    public static let allCases: [VoiceProfileStatus] = [.ready, .none, .pendingConfirmation, .requiresVerification]
 }
 
 /// Whose voice speaks generated speech.

@@ -136,7 +136,13 @@ public struct VoiceClient: Sendable {
     }
 
     /// Clones the user's voice from a recording of them reading a script, so their messages can be played in their own
-    /// voice. Cloning again replaces the voice (the old one is deleted at the provider).
+    /// voice once confirmed. Cloning again replaces the voice (the old one is deleted at the provider).
+    ///
+    /// The new voice is ``VoiceProfile/Status/pendingConfirmation``: play ``VoiceProfile/previewURL`` to the user, then
+    /// call ``confirmVoiceProfile()`` (or ``deleteVoiceProfile()`` to discard, or clone again to re-record). Until it is
+    /// confirmed, messages play in the default voice; an unconfirmed voice is deleted after a day
+    /// (``VoiceProfile/expiresAt``). ``VoiceProfile/Status/requiresVerification`` means the voice service holds the
+    /// voice for a verification the app cannot do: show ``VoiceProfile/message`` and let the user re-record.
     ///
     /// Upload the sample first with ``upload(file:format:longForm:)`` and `longForm: true` (it must be 30 seconds to
     /// 3 minutes long). The user must be 18 or older (their ``MessagingProfile/birthYear`` set) and agree to
@@ -146,7 +152,7 @@ public struct VoiceClient: Sendable {
     ///   - sampleAudioID: the sample's ``Recording/audioID``.
     ///   - script: the text the user read (10–2,000 characters).
     ///   - consent: the user confirms the recording is their own voice and agrees to its use for their messages.
-    /// - Returns: the ready voice profile.
+    /// - Returns: the new voice profile, pending confirmation (or requiring verification).
     /// - Throws: ``ChorusError/validation(_:)`` naming `consent`, `script` or `audio_id` (not the user's, or not 30 s –
     ///   3 min long); ``ChorusError/api(status:detail:)`` with 403 (no birth year, under 18, voice features off), 422
     ///   or 503 with ``cloningFailedMessage`` when the voice service refused or failed.
@@ -160,8 +166,18 @@ public struct VoiceClient: Sendable {
         }
     }
 
-    /// Deletes the user's cloned voice (at the provider too) and every speech generated with it; their messages are
-    /// then spoken in their default voice.
+    /// Keeps the cloned voice after the user heard its preview: from now on their messages are spoken in it.
+    /// Confirming a ready voice again returns it unchanged.
+    ///
+    /// - Throws: ``ChorusError/notFound`` when there is no voice to confirm (never cloned, discarded or expired);
+    ///   ``ChorusError/api(status:detail:)`` with 409 when the voice requires verification or was re-recorded meanwhile
+    ///   (fetch ``voiceProfile()`` and play the new preview).
+    public func confirmVoiceProfile() async throws -> VoiceProfile {
+        VoiceProfile(try await session.send(API.Messaging.confirmVoiceProfile.request()))
+    }
+
+    /// Deletes (or, before confirmation, discards) the user's cloned voice (at the provider too) and every speech
+    /// generated with it; their messages are then spoken in their default voice.
     ///
     /// - Throws: ``ChorusError/notFound`` when there is no cloned voice.
     public func deleteVoiceProfile() async throws {

@@ -10,17 +10,19 @@ import Vapor
 ///
 /// Endpoints (``register(on:)``, relative to the routes given, e.g. `sandbox/elevenlabs`):
 /// - `POST /v1/voices/add` (multipart: `name` and one or more `files` required; `remove_background_noise`,
-///   `description`, `labels` optional) → `{"voice_id","requires_verification":false}`. Every file must be audio the
-///   sandbox can measure (WAV, MP3, MP4/M4A), else 400 `invalid_audio_file`; together at least
+///   `description`, `labels` optional) → `{"voice_id","requires_verification":false}` (`true` when a sample's embedded
+///   text contains ``requiresVerificationMarker``, as ElevenLabs answers for a voice it holds for verification). Every
+///   file must be audio the sandbox can measure (WAV, MP3, MP4/M4A), else 400 `invalid_audio_file`; together at least
 ///   ``minimumSampleSeconds`` long, else 400 `voice_sample_too_short`; one voice slot per cloned voice, at most
 ///   ``voiceLimit``, else 400 `voice_limit_reached` (ElevenLabs' wording). Missing fields are FastAPI 422 lists.
 /// - `GET /v1/voices/{voice_id}` (a `VoiceResponseModel` subset), `DELETE /v1/voices/{voice_id}` → `{"status":"ok"}`;
 ///   premade voices cannot be deleted (400 `voice_not_deletable`).
 /// - `POST /v1/text-to-speech/{voice_id}` and `…/stream` (chunked), JSON `{text, model_id?, voice_settings?}` with
-///   `output_format` (default `mp3_44100_128`): `mp3_*` → ``SandboxAudioFiles/speechMP3(text:voice:)``, `wav_<rate>`
-///   → audible PCM16 WAV at that rate carrying the text (24 kHz is ``SandboxAudioFiles/speechWAV(text:voice:)``),
-///   `pcm_<rate>` → the same samples without a header, `ulaw_8000` → μ-law; `alaw_8000` and `opus_*` are refused with
-///   400 (no encoder in the sandbox). The voice id picks the pitch, so different cloned voices sound different. Text
+///   `output_format` (default `mp3_44100_128`), exactly the API reference's enum: `mp3_*` →
+///   ``SandboxAudioFiles/speechMP3(text:voice:)``, `pcm_<rate>` → audible 16-bit little-endian PCM at that rate, without
+///   a header (as the API sends it), `ulaw_8000` → μ-law; `alaw_8000` and `opus_*` are refused with 400 (no encoder in
+///   the sandbox); anything else, `wav_*` included (the API has no WAV output), is a 422 enum error. The voice id
+///   picks the pitch, so different cloned voices sound different. Text
 ///   over the model's limit (``modelCharacterLimits``) → 400 `max_character_limit_exceeded`; an unknown model → 400
 ///   `model_not_found`; `stability` / `similarity_boost` outside 0…1 → 422. Answers carry `request-id` and
 ///   `character-cost`.
@@ -410,6 +412,10 @@ public final class SandboxElevenLabs: Sendable {
 
     // MARK: - Voices
 
+    /// A sample whose embedded text (``SandboxAudioFiles/embeddedText(in:)``) contains this makes `voices/add` answer
+    /// `requires_verification: true`.
+    public static let requiresVerificationMarker = "[sandbox:requires_verification]"
+
     private func addVoice(_ request: Request, requestID: String) -> Response {
         guard let boundary = MultipartForm.boundary(contentType: request.headers.first(name: .contentType) ?? ""),
             let body = request.body.data, let parts = MultipartForm(bytes: Array(body.readableBytesView), boundary: boundary)?.parts
@@ -469,7 +475,10 @@ public final class SandboxElevenLabs: Sendable {
         }
         guard added else { return voiceLimitReached(status: .badRequest, requestID: requestID) }
         logger.info("sandbox.elevenlabs.voice_added", metadata: ["voice_id": "\(voice.voiceID)", "samples": "\(samples.count)"])
-        return SandboxJSON.response(AddVoiceResponse(voiceID: voice.voiceID, requiresVerification: false))
+        let requiresVerification = files.contains {
+            SandboxAudioFiles.embeddedText(in: Data($0.body))?.contains(Self.requiresVerificationMarker) == true
+        }
+        return SandboxJSON.response(AddVoiceResponse(voiceID: voice.voiceID, requiresVerification: requiresVerification))
     }
 
     private func voiceLimitReached(status: HTTPResponseStatus, requestID: String) -> Response {
@@ -559,7 +568,7 @@ public final class SandboxElevenLabs: Sendable {
         guard let encoder = format.encoder else {
             return Self.error(
                 .badRequest, code: "unsupported_output_format", type: "invalid_request_error",
-                message: "The sandbox cannot encode \(outputFormat); use an mp3_*, wav_*, pcm_* or ulaw_8000 format.", requestID: requestID)
+                message: "The sandbox cannot encode \(outputFormat); use an mp3_*, pcm_* or ulaw_8000 format.", requestID: requestID)
         }
         let cost = body.text.count
         let allowed = state.withLockedValue { state -> Int? in
@@ -598,8 +607,9 @@ public final class SandboxElevenLabs: Sendable {
         /// `nil` when the sandbox has no encoder for the format.
         let encoder: (@Sendable (String, String) -> Data)?
 
-        static let sampleRates = [8_000, 16_000, 22_050, 24_000, 32_000, 44_100, 48_000]
-        static let mp3Variants = ["22050_32", "24000_48", "44100_32", "44100_64", "44100_96", "44100_128", "44100_192"]
+        /// The `pcm_<rate>` rates and `mp3_<rate>_<bitrate>` variants of the API reference's `output_format` enum.
+        static let sampleRates = [8_000, 16_000, 22_050, 24_000, 44_100, 48_000]
+        static let mp3Variants = ["22050_32", "44100_32", "44100_64", "44100_96", "44100_128", "44100_192"]
 
         init?(_ name: String) {
             let parts = name.split(separator: "_", maxSplits: 1).map(String.init)
@@ -608,14 +618,6 @@ public final class SandboxElevenLabs: Sendable {
             case "mp3" where Self.mp3Variants.contains(parts[1]):
                 contentType = "audio/mpeg"
                 encoder = { SandboxAudioFiles.speechMP3(text: $0, voice: $1) }
-            case "wav":
-                guard let rate = Int(parts[1]), Self.sampleRates.contains(rate) else { return nil }
-                contentType = "audio/wav"
-                encoder = { text, voice in
-                    rate == SandboxAudioFiles.speechSampleRate
-                        ? SandboxAudioFiles.speechWAV(text: text, voice: voice)
-                        : SandboxAudioFiles.wav(pcm16: Self.samples(text, voice: voice, rate: rate), sampleRate: rate, text: text)
-                }
             case "pcm":
                 guard let rate = Int(parts[1]), Self.sampleRates.contains(rate) else { return nil }
                 contentType = "audio/pcm"

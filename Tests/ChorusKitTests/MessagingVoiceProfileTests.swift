@@ -60,8 +60,14 @@ struct MessagingVoiceProfileTests {
             #expect(minorStatus == 403)  // Bob has no birth year
 
             let cloned = try await alice.chorus.voice.cloneVoice(sampleAudioID: sample.audioID, script: Self.script, consent: true)
-            #expect(cloned.status == .ready && cloned.hasClonedVoice && cloned.script == Self.script)
-            #expect(cloned.consentedAt != nil && cloned.consentStatement?.isEmpty == false && cloned.previewURL != nil)
+            #expect(cloned.status == .pendingConfirmation && cloned.needsConfirmation && !cloned.hasClonedVoice && cloned.script == Self.script)
+            #expect(cloned.consentedAt != nil && cloned.consentStatement?.isEmpty == false && cloned.expiresAt != nil && cloned.message != nil)
+            // The preview is in the new voice, before confirmation; the app plays it, then confirms.
+            let previewURL = try #require(cloned.previewURL)
+            let preview = try await Self.download(previewURL)
+            #expect(preview.status == 200 && SandboxAudioFiles.embeddedText(in: preview.body)?.contains("how my messages will sound") == true)
+            let confirmed = try await alice.chorus.voice.confirmVoiceProfile()
+            #expect(confirmed.status == .ready && confirmed.hasClonedVoice && confirmed.confirmedAt != nil && confirmed.expiresAt == nil)
             #expect(try await alice.chorus.voice.voiceProfile().status == .ready)
 
             // Bob hears Alice's message in her cloned voice; the second request is served from storage.

@@ -145,7 +145,7 @@ final class ElevenLabsHarness: Sendable {
 @Suite("Sandbox ElevenLabs emulator with the ElevenLabs clients")
 struct SandboxElevenLabsTests {
     func speech(_ text: String, voice: String, format: SpeechAudioFormat = .mp3) -> SpeechRequest {
-        SpeechRequest(text: text, voiceID: voice, model: "eleven_multilingual_v2", format: format, stability: 0.5, similarityBoost: 0.75)
+        SpeechRequest(text: text, voiceID: voice, model: "eleven_multilingual_v2", format: format, stability: 0.5, similarityBoost: 0.8)
     }
 
     @Test func cloneSpeakDeleteThenSpeakingIsVoiceNotFound() async throws {
@@ -177,17 +177,20 @@ struct SandboxElevenLabsTests {
             #expect(mp3.billedCharacters == text.count)
             #expect(SandboxAudioFiles.embeddedText(in: mp3.audio) == text)
             #expect((SandboxAudioFiles.durationSeconds(of: mp3.audio) ?? 0) > 1)
+            // WAV is asked for as documented raw PCM (`pcm_24000`), and the client writes the header.
             let wav = try await harness.synthesizer().synthesize(speech(text, voice: cloned.voiceID, format: .wav))
-            #expect(SandboxAudioFiles.embeddedText(in: wav.audio) == text)
-            #expect(SandboxAudioFiles.pcm16(wav: wav.audio)?.sampleRate == 24_000)
+            #expect(wav.format == .wav)
+            let pcm = try #require(SandboxAudioFiles.pcm16(wav: wav.audio))
+            #expect(pcm.sampleRate == 24_000 && pcm.samples.count > 24_000 && pcm.samples.contains { $0 != 0 })
+            #expect(wav.audio.count == PCMWAV.headerSize + pcm.samples.count * 2)
 
             // What went over the wire.
             let sent = try #require(harness.speechRequests().last)
-            #expect(sent.query == "output_format=wav_24000")
+            #expect(sent.query == "output_format=pcm_24000")
             let body = try #require(try JSONSerialization.jsonObject(with: Data((sent.body ?? "").utf8)) as? [String: Any])
             #expect(body["text"] as? String == text)
             #expect(body["model_id"] as? String == "eleven_multilingual_v2")
-            #expect((body["voice_settings"] as? [String: Double]) == ["stability": 0.5, "similarity_boost": 0.75])
+            #expect((body["voice_settings"] as? [String: Double]) == ["stability": 0.5, "similarity_boost": 0.8])
 
             try await harness.cloner().deleteVoice(id: cloned.voiceID)
             #expect(harness.elevenLabs.clonedVoices().isEmpty)
@@ -397,6 +400,14 @@ struct SandboxElevenLabsTests {
             let unknownFormat = try await harness.raw(
                 .POST, path + "?output_format=flac_44100", contentType: "application/json", body: Data(#"{"text":"hi"}"#.utf8))
             #expect(unknownFormat.status == 422)
+            // The API reference's enum has no WAV output: `wav_24000` is refused the same way; `pcm_24000` is raw PCM.
+            let wavFormat = try await harness.raw(
+                .POST, path + "?output_format=wav_24000", contentType: "application/json", body: Data(#"{"text":"hi"}"#.utf8))
+            #expect(wavFormat.status == 422 && String(decoding: wavFormat.body, as: UTF8.self).contains("output_format"))
+            let pcm = try await harness.raw(
+                .POST, path + "?output_format=pcm_16000", contentType: "application/json", body: Data(#"{"text":"hello there"}"#.utf8))
+            #expect(pcm.status == 200 && pcm.headers.first(name: "content-type") == "audio/pcm")
+            #expect(pcm.body.count % 2 == 0 && pcm.body.count > 16_000 / 5 * 2 && pcm.body.prefix(4) != Data("RIFF".utf8))
             let ulaw = try await harness.raw(
                 .POST, path + "?output_format=ulaw_8000", contentType: "application/json", body: Data(#"{"text":"hello there"}"#.utf8))
             #expect(ulaw.status == 200)
@@ -410,12 +421,12 @@ struct SandboxElevenLabsTests {
                 guard case ProviderError.rejected(400, "max_character_limit_exceeded", _) = error else { return false }
                 return true
             }
-            #expect(harness.speechRequests().count == 6)
+            #expect(harness.speechRequests().count == 8)
 
             let subscription = try await harness.raw(.GET, "/v1/user/subscription")
             let json = try #require(try JSONSerialization.jsonObject(with: subscription.body) as? [String: Any])
             #expect(json["voice_limit"] as? Int == 30)
-            #expect(json["character_count"] as? Int == "hello there".count)
+            #expect(json["character_count"] as? Int == 2 * "hello there".count)
         }
     }
 
@@ -490,7 +501,9 @@ struct ElevenLabsErrorShapeTests {
         let plain = try synthesizer.body(for: SpeechRequest(text: "Hi", voiceID: "v", model: "eleven_flash_v2_5"))
         #expect(String(decoding: plain, as: UTF8.self) == #"{"model_id":"eleven_flash_v2_5","text":"Hi"}"#)
         #expect(synthesizer.outputFormat(for: .mp3) == "mp3_44100_128")
-        #expect(synthesizer.outputFormat(for: .wav) == "wav_24000")
+        #expect(synthesizer.outputFormat(for: .wav) == "pcm_24000")
+        #expect(ElevenLabsSpeechSynthesizer(connection: connection, maxInputCharacters: 1, wavSampleRate: 16_000).outputFormat(for: .wav) == "pcm_16000")
+        #expect(ElevenLabsSpeechSynthesizer(connection: connection, maxInputCharacters: 1, wavSampleRate: 32_000).outputFormat(for: .wav) == "pcm_24000")
         #expect(ElevenLabsSpeechSynthesizer.maxInputCharacters(model: "eleven_multilingual_v2") == 10_000)
         #expect(ElevenLabsSpeechSynthesizer.maxInputCharacters(model: "eleven_flash_v2_5") == 40_000)
         #expect(ElevenLabsSpeechSynthesizer.maxInputCharacters(model: "eleven_v3") == 5_000)

@@ -27,6 +27,7 @@ import Testing
             "ChorusServer.CreateDoNotCall",
             "ChorusServer.CreateRateLimitWindows",
             "ChorusServer.CreateCallCosts",
+            "ChorusServer.AddVoiceProfileConfirmation",
         ])
     }
 }

@@ -92,8 +92,12 @@ struct VoiceTests {
                 .POST, "/voice-profile", token: alice.token, json: CreateVoiceProfileRequest(audioID: sample, script: Self.script, consent: true))
             #expect(created.status == 201, "\(created.text)")
             let profile = try created.decode(VoiceProfileResponse.self)
-            #expect(profile.status == "ready" && profile.consentedAt != nil && profile.previewURL != nil)
+            #expect(profile.status == "pending_confirmation" && profile.consentedAt != nil && profile.previewURL != nil)
             #expect(!created.text.contains("voice_id"))
+            // Alice confirms after hearing the preview (VoiceCloningTests covers the unconfirmed voice).
+            let confirmed = try await server.request(.POST, "/voice-profile/confirm", token: alice.token)
+            #expect(confirmed.status == 200, "\(confirmed.text)")
+            #expect(try confirmed.decode(VoiceProfileResponse.self).status == "ready")
             var voices = try await server.request(.GET, "/sandbox/elevenlabs/voices").json["voices"] as? [[String: Any]] ?? []
             #expect(voices.count == 1)
 
@@ -211,6 +215,7 @@ struct VoiceTests {
                 try await server.request(
                     .POST, "/voice-profile", token: alice.token, json: CreateVoiceProfileRequest(audioID: sample, script: Self.script, consent: true)
                 ).status == 201)
+            #expect(try await server.request(.POST, "/voice-profile/confirm", token: alice.token).status == 200)
             let recording = SandboxAudioFiles.speechWAV(text: "Call grandma tonight.", voice: "alice")
             let audio = try await server.request(.POST, "/audio", token: alice.token, body: recording, headers: [("Content-Type", "audio/wav")])
                 .decode(AudioUploadResponse.self)

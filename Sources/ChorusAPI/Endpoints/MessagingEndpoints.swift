@@ -68,8 +68,10 @@ extension API.Messaging {
     public static let transcribe = Endpoint<TranscriptionRequestDTO, TranscriptionResponse>(.post, "/transcriptions")
     /// `GET /speech/{speech_key}`: generated speech's bytes, by signed URL only (`Range` supported).
     public static let speechAudio = Endpoint<NoContent, RawContent>(.get, "/speech/{speech_key}")
-    /// `POST /voice-profile`: clones the caller's voice from a recording, with their consent.
+    /// `POST /voice-profile`: clones the caller's voice from a recording, with their consent (`pending_confirmation`).
     public static let createVoiceProfile = Endpoint<CreateVoiceProfileRequest, VoiceProfileResponse>(.post, "/voice-profile", status: 201)
+    /// `POST /voice-profile/confirm`: keeps the cloned voice after hearing its preview; only then does it speak.
+    public static let confirmVoiceProfile = Endpoint<NoContent, VoiceProfileResponse>(.post, "/voice-profile/confirm")
     /// `GET /voice-profile`: whether the caller has a cloned voice, and their default voice.
     public static let voiceProfile = Endpoint<NoContent, VoiceProfileResponse>(.get, "/voice-profile")
     /// `DELETE /voice-profile`: deletes the cloned voice (at the provider too).
@@ -102,8 +104,8 @@ extension API.Messaging {
         invitations.erased, acceptInvitation.erased, declineInvitation.erased, blockInviter.erased,
         messages.erased, sendMessage.erased, searchMessages.erased, editMessage.erased, deleteMessage.erased, markHeard.erased,
         star.erased, unstar.erased, speech.erased,
-        uploadAudio.erased, audio.erased, transcribe.erased, speechAudio.erased, createVoiceProfile.erased, voiceProfile.erased,
-        deleteVoiceProfile.erased, defaultVoices.erased,
+        uploadAudio.erased, audio.erased, transcribe.erased, speechAudio.erased, createVoiceProfile.erased, confirmVoiceProfile.erased,
+        voiceProfile.erased, deleteVoiceProfile.erased, defaultVoices.erased,
         summary.erased, storedSummary.erased, playback.erased, digest.erased, setDigest.erased,
         realtime.erased,
     ]

@@ -298,10 +298,11 @@ public enum MessagingEvent: Sendable, Hashable {
 /// The user's cloned voice (`GET /voice-profile`), from ``VoiceClient/voiceProfile()``: whether their messages are
 /// spoken in their own voice, and the voice used otherwise.
 public struct VoiceProfile: Sendable, Hashable {
-    /// Whether a cloned voice exists: ready or none.
+    /// Where the cloned voice stands: `ready`, `pending_confirmation` (hear ``previewURL``, then
+    /// ``VoiceClient/confirmVoiceProfile()`` or re-record), `requires_verification` (unusable: re-record) or `none`.
     public typealias Status = VoiceProfileStatus
 
-    /// Whether the cloned voice is ready.
+    /// Where the cloned voice stands.
     public var status: Status
     /// When the voice was cloned.
     public var createdAt: Date?
@@ -325,9 +326,17 @@ public struct VoiceProfile: Sendable, Hashable {
         status = dto.status
         createdAt = dto.createdAt
         consentedAt = dto.consentedAt
+    /// When the user confirmed the voice (`ready` only).
+    public var confirmedAt: Date?
+    /// When the server deletes a voice that was never confirmed.
+    public var expiresAt: Date?
+    /// What to tell the user about a voice that is not ready yet.
+    public var message: String?
         consentStatement = dto.consentStatement
         script = dto.script
         previewURL = dto.previewURL.flatMap(URL.init(string:))
+    /// Whether the voice waits for the user to hear ``previewURL`` and confirm it.
+    public var needsConfirmation: Bool { status == .pendingConfirmation }
         defaultVoice = dto.defaultVoice
     }
 }
@@ -338,6 +347,9 @@ public struct Speech: Sendable, Hashable {
     public typealias VoiceKind = SpeechVoiceKind
 
     /// A short-lived signed URL of the audio: play it without the access token (it supports `Range`). Ask for the
+        confirmedAt = dto.confirmedAt
+        expiresAt = dto.expiresAt
+        message = dto.message
     /// speech again for a fresh URL once it has expired (403); that does not generate it again.
     public var audioURL: URL
     /// The audio's media type, e.g. `audio/mpeg`.

@@ -1,3 +1,4 @@
+import ChorusCore
 import Foundation
 import NIOCore
 import NIOFoundationCompat
@@ -6,16 +7,19 @@ import NIOFoundationCompat
 ///
 /// The body is `{text, model_id, voice_settings?}`; `voice_settings` carries `stability` and `similarity_boost` when
 /// the request sets either (ElevenLabs applies the voice's own settings to what is left out). MP3 requests ask for
-/// ``mp3OutputFormat`` (default `mp3_44100_128`, every plan), WAV requests for ``wavOutputFormat`` (default
-/// `wav_24000`; 44.1 kHz WAV needs a Pro plan). Billed characters are ElevenLabs' `character-cost` header when it is
-/// sent, else the text's length.
+/// ``mp3OutputFormat`` (default `mp3_44100_128`, every plan). WAV requests ask for raw PCM, `pcm_<``wavSampleRate``>`
+/// (default `pcm_24000`): the API's `output_format` enum has no `wav_*` member, so Chorus writes the 44-byte WAV header
+/// itself (``PCMWAV``); 44.1 kHz PCM needs a Pro plan. Billed characters are ElevenLabs' `character-cost` header when
+/// it is sent, else the text's length.
 public struct ElevenLabsSpeechSynthesizer: SpeechSynthesizer {
     /// The longest text one request may carry: the configured model's limit (see ``maxInputCharacters(model:)``).
     public let maxInputCharacters: Int
     /// The `output_format` of MP3 requests.
     public let mp3OutputFormat: String
-    /// The `output_format` of WAV requests.
-    public let wavOutputFormat: String
+    /// The sample rate of WAV requests, one of ``pcmSampleRates``: they ask for `pcm_<rate>` and get a WAV header.
+    public let wavSampleRate: Int
+    /// The `pcm_<rate>` sample rates the API documents.
+    public static let pcmSampleRates = [8_000, 16_000, 22_050, 24_000, 44_100, 48_000]
     private let connection: ElevenLabsConnection
 
     /// A synthesizer.
@@ -23,14 +27,14 @@ public struct ElevenLabsSpeechSynthesizer: SpeechSynthesizer {
     /// - Parameters:
     ///   - maxInputCharacters: The configured model's per-request limit; ``maxInputCharacters(model:)`` knows the
     ///     current models, and `GET /v1/models` (`maximum_text_length_per_request`) is authoritative.
+    ///   - wavSampleRate: A rate of ``pcmSampleRates``; any other rate is replaced by 24,000.
     public init(
-        connection: ElevenLabsConnection, maxInputCharacters: Int, mp3OutputFormat: String = "mp3_44100_128",
-        wavOutputFormat: String = "wav_24000"
+        connection: ElevenLabsConnection, maxInputCharacters: Int, mp3OutputFormat: String = "mp3_44100_128", wavSampleRate: Int = 24_000
     ) {
         self.connection = connection
         self.maxInputCharacters = max(1, maxInputCharacters)
         self.mp3OutputFormat = mp3OutputFormat
-        self.wavOutputFormat = wavOutputFormat
+        self.wavSampleRate = Self.pcmSampleRates.contains(wavSampleRate) ? wavSampleRate : 24_000
     }
 
     /// The per-request character limit of an ElevenLabs model: `eleven_multilingual_v2` 10,000, `eleven_flash_v2_5`
@@ -59,7 +63,7 @@ public struct ElevenLabsSpeechSynthesizer: SpeechSynthesizer {
     public func outputFormat(for format: SpeechAudioFormat) -> String {
         switch format {
         case .mp3: mp3OutputFormat
-        case .wav: wavOutputFormat
+        case .wav: "pcm_\(wavSampleRate)"
         }
     }
 
@@ -75,12 +79,20 @@ public struct ElevenLabsSpeechSynthesizer: SpeechSynthesizer {
             operation: "text-to-speech", method: .POST,
             path: "/v1/text-to-speech/\(ElevenLabsConnection.pathSegment(request.voiceID))",
             query: [("output_format", outputFormat(for: request.format))], contentType: "application/json",
-            accept: request.format.contentType, body: ByteBuffer(data: try body(for: request)))
+            accept: request.format == .wav ? "audio/pcm" : request.format.contentType, body: ByteBuffer(data: try body(for: request)))
         guard response.body.readableBytes > 0 else {
             throw ProviderError.invalidResponse("ElevenLabs text-to-speech returned no audio")
         }
         let billed = response.headers.first(name: "character-cost").flatMap(Int.init) ?? request.text.count
-        return SynthesizedSpeech(audio: response.data, format: request.format, billedCharacters: billed)
+        var audio = response.data
+        if request.format == .wav {
+            do {
+                audio = try PCMWAV.wrap(pcm16LittleEndian: audio, sampleRate: wavSampleRate)
+            } catch {
+                throw ProviderError.invalidResponse("ElevenLabs text-to-speech returned PCM that is not 16-bit frames: \(error)")
+            }
+        }
+        return SynthesizedSpeech(audio: audio, format: request.format, billedCharacters: billed)
     }
 
     struct VoiceSettings: Encodable {

@@ -3,7 +3,8 @@ import NIOConcurrencyHelpers
 import SQLKit
 import Vapor
 
-/// Deletes expired recordings, unused generated speech (and realtime payloads older than an hour) periodically (every
+/// Deletes expired recordings, unused generated speech, cloned voices never confirmed within a day (and realtime
+/// payloads older than an hour) periodically (every
 /// `CHORUS_VOICE_RETENTION_SWEEP_SECONDS`). Deleting is idempotent, so instances sweeping at the same time do no harm.
 final class RetentionSweeper: LifecycleHandler, Sendable {
     private let interval: TimeInterval
@@ -25,6 +26,8 @@ final class RetentionSweeper: LifecycleHandler, Sendable {
                     if deleted > 0 { logger.info("deleted expired recordings", metadata: ["count": .stringConvertible(deleted)]) }
                     let speech = try await VoiceData(services: services).sweepUnusedSpeech(store: store, now: services.now())
                     if speech > 0 { logger.info("deleted unused generated speech", metadata: ["count": .stringConvertible(speech)]) }
+                    let voices = try await VoiceData(services: services).sweepUnconfirmedVoices(store: store, now: services.now(), logger: logger)
+                    if voices > 0 { logger.info("deleted unconfirmed cloned voices", metadata: ["count": .stringConvertible(voices)]) }
                     // Large realtime events are read by every instance within moments of their notification.
                     try await store.messaging.deleteRealtimePayloads(before: Date().addingTimeInterval(-3_600))
                 } catch {

@@ -71,6 +71,24 @@ extension VoiceData {
         }
     }
 
+    /// How long a cloned voice may wait for its owner's confirmation (issue 21: a day), after which the retention sweep
+    /// deletes it here and at the provider.
+    static let confirmationWindow: TimeInterval = 86_400
+
+    /// Deletes cloned voices never confirmed within ``confirmationWindow`` (pending ones and those ElevenLabs holds for
+    /// verification), at the provider too, with any preview speech; returns how many. A voice confirmed meanwhile is
+    /// kept (the delete re-checks the state on each row).
+    func sweepUnconfirmedVoices(store: ChorusStore, now: Date, logger: Logger) async throws -> Int {
+        let cutoff = now.addingTimeInterval(-Self.confirmationWindow)
+        var deleted = 0
+        while true {
+            let expired = try await store.voices.deleteUnconfirmedVoiceProfiles(createdBefore: cutoff, limit: 100)
+            for profile in expired { try await deleteClonedVoice(profile, store: store, logger: logger) }
+            deleted += expired.count
+            if expired.count < 100 { return deleted }
+        }
+    }
+
     /// Deletes recordings past their expiry (starred ones are kept); returns how many.
     func sweepExpiredRecordings(store: ChorusStore, now: Date) async throws -> Int {
         var deleted = 0

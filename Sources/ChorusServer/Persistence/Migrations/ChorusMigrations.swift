@@ -24,5 +24,6 @@ enum ChorusMigrations {
         CreateDoNotCall(),
         CreateRateLimitWindows(),
         CreateCallCosts(),
+        AddVoiceProfileConfirmation(),
     ]
 }

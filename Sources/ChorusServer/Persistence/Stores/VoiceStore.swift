@@ -2,6 +2,16 @@ import ChorusCore
 import Foundation
 import SQLKit
 
+/// Where a cloned voice stands (issue 21): only a `ready` voice speaks for anyone.
+enum VoiceProfileState: String, Sendable, Equatable {
+    /// Cloned; its owner has not yet heard the preview and confirmed it. Deleted after a day.
+    case pendingConfirmation = "pending_confirmation"
+    /// ElevenLabs answered `requires_verification: true`: the voice cannot be used. Deleted after a day like a pending one.
+    case requiresVerification = "requires_verification"
+    /// Confirmed by its owner: messages are spoken in it.
+    case ready
+}
+
 /// An account's cloned voice.
 struct VoiceProfileRecord: Sendable, Equatable {
     var userID: String
@@ -13,6 +23,9 @@ struct VoiceProfileRecord: Sendable, Equatable {
     var consentedAt: Date
     var previewBlobKey: String?
     var createdAt: Date
+    var state: VoiceProfileState = .ready
+    /// When the owner confirmed it (`nil` until then).
+    var confirmedAt: Date? = nil
 }
 
 /// A generated speech file, or a generation in progress.
@@ -35,8 +48,39 @@ struct VoiceStore: StoreArea {
 
     // MARK: Voice profiles
 
+    /// The user's profile in any state (see ``VoiceProfileRecord/state``: only `ready` ones may speak).
     func voiceProfile(userID: String) async throws -> VoiceProfileRecord? {
         try await sql.raw("SELECT * FROM voice_profiles WHERE user_id = \(bind: userID)").first().map(Self.voiceProfileRecord)
+    }
+
+    /// Confirms the user's pending profile, if it is still pending and still the voice `providerVoiceID`: one
+    /// compare-and-set update, so a confirmation racing a discard, a re-recording or the expiry sweep either confirms
+    /// the voice that is there or changes nothing. Returns the confirmed profile, `nil` when nothing was pending.
+    func confirmVoiceProfile(userID: String, providerVoiceID: String, now: Date) async throws -> VoiceProfileRecord? {
+        try await sql.raw(
+            """
+            UPDATE voice_profiles SET state = \(bind: VoiceProfileState.ready.rawValue), confirmed_at = \(bind: now.epochMillis)
+            WHERE user_id = \(bind: userID) AND provider_voice_id = \(bind: providerVoiceID)
+              AND state = \(bind: VoiceProfileState.pendingConfirmation.rawValue)
+            RETURNING *
+            """
+        ).first().map(Self.voiceProfileRecord)
+    }
+
+    /// Deletes up to `limit` profiles never confirmed (pending or awaiting verification) made before `cutoff`; returns
+    /// them (the caller deletes their provider voices and speech). One statement whose condition is checked again on
+    /// each row as it is deleted, so a profile confirmed meanwhile is kept.
+    func deleteUnconfirmedVoiceProfiles(createdBefore cutoff: Date, limit: Int) async throws -> [VoiceProfileRecord] {
+        try await sql.raw(
+            """
+            DELETE FROM voice_profiles
+            WHERE user_id IN (
+                SELECT user_id FROM voice_profiles WHERE state <> \(bind: VoiceProfileState.ready.rawValue)
+                  AND created_at < \(bind: cutoff.epochMillis) LIMIT \(bind: limit))
+              AND state <> \(bind: VoiceProfileState.ready.rawValue) AND created_at < \(bind: cutoff.epochMillis)
+            RETURNING *
+            """
+        ).all().map(Self.voiceProfileRecord)
     }
 
     /// Stores the profile, replacing any previous one; returns the replaced profile (whose provider voice the caller
@@ -48,10 +92,11 @@ struct VoiceStore: StoreArea {
             try await tx.sql.raw(
                 """
                 INSERT INTO voice_profiles (user_id, provider, provider_voice_id, sample_audio_id, script, consent_statement, consented_at,
-                  preview_blob_key, created_at)
+                  preview_blob_key, created_at, state, confirmed_at)
                 VALUES (\(bind: profile.userID), \(bind: profile.provider), \(bind: profile.providerVoiceID), \(bind: profile.sampleAudioID),
                   \(bind: profile.script), \(bind: profile.consentStatement), \(bind: profile.consentedAt.epochMillis),
-                  \(bind: profile.previewBlobKey), \(bind: profile.createdAt.epochMillis))
+                  \(bind: profile.previewBlobKey), \(bind: profile.createdAt.epochMillis), \(bind: profile.state.rawValue),
+                  \(bind: profile.confirmedAt?.epochMillis))
                 """
             ).run()
             return previous
@@ -68,7 +113,9 @@ struct VoiceStore: StoreArea {
             userID: try row.string("user_id"), provider: try row.string("provider"), providerVoiceID: try row.string("provider_voice_id"),
             sampleAudioID: try row.optionalString("sample_audio_id"), script: try row.string("script"),
             consentStatement: try row.string("consent_statement"), consentedAt: try row.date("consented_at"),
-            previewBlobKey: try row.optionalString("preview_blob_key"), createdAt: try row.date("created_at"))
+            previewBlobKey: try row.optionalString("preview_blob_key"), createdAt: try row.date("created_at"),
+            state: VoiceProfileState(rawValue: try row.string("state")) ?? .pendingConfirmation,
+            confirmedAt: try row.optionalDate("confirmed_at"))
     }
 
     // MARK: Usage counters
