@@ -16,6 +16,7 @@ extension ChorusApp {
         try app.register(collection: InvitationsController(services: services))
         try app.register(collection: AudioController(services: services))
         try app.register(collection: RealtimeController(services: services))
+        try app.register(collection: AudioStreamController(services: services))
         try app.register(collection: VoiceController(services: services))
         try app.register(collection: PrivacyController(services: services))
         try app.register(collection: UsageController(services: services))

@@ -17,6 +17,8 @@ import WebSocketKit
 /// - generating speech in the default voice (the Realtime API's `gpt-realtime-2.1-mini` by default) and its verbatim
 ///   check: pieces spoken, retries, readings kept with a deviation;
 /// - the server's overhead of transcription beyond the provider's own time, for a 30 s clip;
+/// - transcription while recording (`GET /audio/stream`): from the last chunk of a 30 s recording to the final
+///   transcript, the provider's share apart (`--streaming-only` measures only this, ``StreamingTranscriptionBench``);
 /// - fan-out of a new message to 200 connected WebSockets;
 /// - peak memory while 20 clients upload 10 MB recordings at once.
 struct Messages: AsyncParsableCommand {
@@ -28,6 +30,15 @@ struct Messages: AsyncParsableCommand {
 
     @ArgumentParser.Option(help: "Transcriptions measured (each through the server and directly at the provider).")
     var transcriptions: Int = 40
+
+    @ArgumentParser.Option(help: "30 s recordings streamed to GET /audio/stream (transcription while recording).")
+    var streamedRecordings: Int = 20
+
+    @ArgumentParser.Option(help: "How many times faster than real time the streamed recordings' 100 ms chunks are sent.")
+    var streamSpeed: Double = 10
+
+    @ArgumentParser.Flag(help: "Measure only the transcription while recording.")
+    var streamingOnly = false
 
     @ArgumentParser.Option(help: "Messages fanned out to the WebSockets.")
     var messages: Int = 20
@@ -45,11 +56,23 @@ struct Messages: AsyncParsableCommand {
         clientConfiguration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
         let client = HTTPClient(eventLoopGroupProvider: .shared(clientGroup), configuration: clientConfiguration)
         do {
+            if streamingOnly {
+                try await StreamingTranscriptionBench(
+                    server: server, client: client, clientGroup: clientGroup, recordings: streamedRecordings, speed: max(0.1, streamSpeed)
+                ).run()
+                try await client.shutdown()
+                try await clientGroup.shutdownGracefully()
+                await server.stop()
+                return
+            }
             try await measureUploads(client, server: server)
             let (alice, bob, conversation) = try await conversationPair(client, server: server)
             try await measureCachedSpeech(client, server: server, clientGroup: clientGroup, listener: bob, sender: alice, conversation: conversation)
             try await measureSpeechGeneration(client, server: server, listener: bob, sender: alice, conversation: conversation)
             try await measureTranscription(client, server: server, token: alice.token)
+            try await StreamingTranscriptionBench(
+                server: server, client: client, clientGroup: clientGroup, recordings: streamedRecordings, speed: max(0.1, streamSpeed)
+            ).run()
             try await measureFanOut(client, server: server, clientGroup: clientGroup)
         } catch {
             try? await client.shutdown()

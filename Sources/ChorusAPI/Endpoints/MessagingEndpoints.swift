@@ -64,6 +64,9 @@ extension API.Messaging {
     public static let uploadAudio = Endpoint<RawContent, AudioUploadResponse>(.post, "/audio", status: 201)
     /// `GET /audio/{audio_id}`: the recording's bytes (`Range` supported), by bearer token or signed URL.
     public static let audio = Endpoint<NoContent, RawContent>(.get, "/audio/{audio_id}")
+    /// `GET /audio/stream`: transcription while recording, a WebSocket (``AudioStreamClientMessage`` and PCM16 frames
+    /// up, ``AudioStreamEvent`` down); 101 on upgrade.
+    public static let audioStream = Endpoint<NoContent, RawContent>(.get, "/audio/stream", status: 101)
     /// `POST /transcriptions`: the transcript of one of the caller's recordings.
     public static let transcribe = Endpoint<TranscriptionRequestDTO, TranscriptionResponse>(.post, "/transcriptions")
     /// `GET /speech/{speech_key}`: generated speech's bytes, by signed URL only (`Range` supported).
@@ -104,7 +107,7 @@ extension API.Messaging {
         invitations.erased, acceptInvitation.erased, declineInvitation.erased, blockInviter.erased,
         messages.erased, sendMessage.erased, searchMessages.erased, editMessage.erased, deleteMessage.erased, markHeard.erased,
         star.erased, unstar.erased, speech.erased,
-        uploadAudio.erased, audio.erased, transcribe.erased, speechAudio.erased, createVoiceProfile.erased, confirmVoiceProfile.erased,
+        uploadAudio.erased, audioStream.erased, audio.erased, transcribe.erased, speechAudio.erased, createVoiceProfile.erased, confirmVoiceProfile.erased,
         voiceProfile.erased, deleteVoiceProfile.erased, defaultVoices.erased,
         summary.erased, storedSummary.erased, playback.erased, digest.erased, setDigest.erased,
         realtime.erased,

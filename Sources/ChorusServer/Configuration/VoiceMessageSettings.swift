@@ -8,6 +8,12 @@ extension ChorusConfiguration {
         /// confidence and silence, `gpt-4o(-mini)-transcribe` token confidence (all three shut down on 2027-02-26),
         /// `gpt-transcribe` only the detected languages, judged with the recording (``TranscriptQuality``).
         public var transcriptionModel: String
+        /// The model of transcription while recording (`GET /audio/stream`), in an OpenAI Realtime transcription
+        /// session (`CHORUS_VOICE_LIVE_TRANSCRIPTION_MODEL`, default `gpt-4o-transcribe`).
+        public var liveTranscriptionModel: String
+        /// Seconds a recording stream may stay silent (no message from the app) before it is closed
+        /// (`CHORUS_VOICE_STREAM_IDLE_SECONDS`, default 15).
+        public var streamIdleSeconds: Double
         /// The largest recording accepted, bytes.
         public var maxUploadBytes: Int
         /// The longest recording, seconds; and with `long_form` (bedtime stories).
@@ -49,6 +55,9 @@ extension ChorusConfiguration {
         static func load(from reader: inout EnvironmentReader) -> VoiceMessageSettings {
             return VoiceMessageSettings(
                 transcriptionModel: reader.string("CHORUS_VOICE_TRANSCRIPTION_MODEL") ?? "gpt-transcribe",
+                liveTranscriptionModel: reader.string("CHORUS_VOICE_LIVE_TRANSCRIPTION_MODEL") ?? "gpt-4o-transcribe",
+                streamIdleSeconds: reader.value(
+                    "CHORUS_VOICE_STREAM_IDLE_SECONDS", default: 15, parse: EnvironmentReader.number(in: 0.1...300, of: "seconds")),
                 maxUploadBytes: reader.value(
                     "CHORUS_VOICE_MAX_UPLOAD_BYTES", default: 10 * 1024 * 1024, parse: EnvironmentReader.integer(in: 1_024...100 * 1024 * 1024)),
                 maxSeconds: reader.value("CHORUS_VOICE_MAX_SECONDS", default: 120, parse: EnvironmentReader.number(above: 0, atMost: 3_600, of: "seconds")),

@@ -45,16 +45,29 @@ struct AudioController: RouteCollection {
             throw APIError.detail(.unsupportedMediaType, "Upload the recording as audio/mp4 (m4a/AAC), audio/mpeg (mp3) or audio/wav")
         }
         let longForm = (try? req.query.get(Bool.self, at: "long_form")) ?? false
-        let maxSeconds = longForm ? settings.longFormMaxSeconds : settings.maxSeconds
-
         let spool = messaging.spoolDirectory.appendingPathComponent("upload-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: spool) }
         let size = try await spoolBody(req, to: spool, limit: settings.maxUploadBytes)
+        let record = try await storeSpooled(
+            spool, size: size, declared: declared, mediaType: mediaType, longForm: longForm, userID: user.id, profile: profile,
+            store: req.store, threadPool: req.application.threadPool, logger: req.logger)
+        return Self.dto(record)
+    }
+
+    /// Inspects a spooled recording (the container decides format and duration, not the client), checks it against the
+    /// limits and stores it: every recording, uploaded (`POST /audio`) or streamed (`GET /audio/stream`), goes through
+    /// here. Throws the documented 415/422 ``APIError``s.
+    func storeSpooled(
+        _ spool: URL, size: Int64, declared: AudioFormat, mediaType: String, longForm: Bool, userID: String,
+        profile: MessagingProfileRecord, store: ChorusStore, threadPool: NIOThreadPool, logger: Logger
+    ) async throws -> AudioRecord {
+        let settings = services.configuration.voiceMessages
+        let maxSeconds = longForm ? settings.longFormMaxSeconds : settings.maxSeconds
         guard size > 0 else { throw APIError.detail(.unprocessableEntity, "The recording is empty") }
 
         let info: AudioInfo
         do {
-            info = try await req.application.threadPool.runIfActive {
+            info = try await threadPool.runIfActive {
                 let source = try FileAudioSource(url: spool)
                 return try AudioContainer.inspect(source)
             }
@@ -83,20 +96,20 @@ struct AudioController: RouteCollection {
         try await messaging.blobs.put(key, file: spool, contentType: info.format.mimeType)
         let now = services.now()
         let record = AudioRecord(
-            id: id, ownerID: user.id, blobKey: key.rawValue, format: info.format.rawValue, contentType: info.format.mimeType,
+            id: id, ownerID: userID, blobKey: key.rawValue, format: info.format.rawValue, contentType: info.format.mimeType,
             sizeBytes: Int(size), durationMs: Int((info.durationSeconds * 1000).rounded()), longForm: longForm, createdAt: now,
             expiresAt: Self.expiry(now: now, retentionDays: profile.retentionDays), transcript: nil, transcriptConfidence: nil,
             transcriptLabel: nil, transcriptLanguage: nil)
         do {
-            try await req.store.messaging.insertAudio(record)
+            try await store.messaging.insertAudio(record)
         } catch {
             try? await messaging.blobs.delete(key)
             throw error
         }
-        req.logger.info(
+        logger.info(
             "stored a recording",
             metadata: ["audio_id": .string(id), "format": .string(info.format.rawValue), "bytes": .stringConvertible(size)])
-        return Self.dto(record)
+        return record
     }
 
     /// Writes the request body to `file`, refusing more than `limit` bytes with 413. Returns the size.

@@ -108,10 +108,36 @@ struct VoiceTranscription {
             logger.warning("transcription failed", metadata: ["audio_id": .string(record.id), "error": .string("\(error)")])
             throw APIError.unavailable(retryAfter: 5, detail: Self.failureMessage)
         }
+        let response = try await keep(transcription, of: record, audio: audio, language: language, languageKey: languageKey, store: store, logger: logger)
+        return (response, provider)
+    }
+
+    /// Keeps the transcript a live transcription session made of `record` while it was recorded (`GET /audio/stream`):
+    /// judged and stored exactly like a file transcript for `language` (`auto` when none), so `POST /transcriptions`
+    /// answers it from storage without another provider call. `wav` is the recording (for its levels).
+    func keepLive(
+        _ transcription: Transcription, of record: AudioRecord, wav: Data?, language: String?, store: ChorusStore, logger: Logger
+    ) async throws -> TranscriptionResponse {
+        let languageKey = language?.lowercased() ?? "auto"
+        let now = services.now()
+        // A new recording: nobody else can hold its claim, but the claim row is what `completeTranscript` fills in.
+        _ = try await store.usageLimits.claimTranscript(
+            audioID: record.id, languageKey: languageKey, now: now, until: now.addingTimeInterval(Self.claimLifetime))
+        return try await keep(transcription, of: record, audio: wav, language: language, languageKey: languageKey, store: store, logger: logger)
+    }
+
+    /// Judges a transcript (``TranscriptQuality``) and stores it as the recording's transcript for `languageKey`.
+    private func keep(
+        _ transcription: Transcription, of record: AudioRecord, audio: Data?, language: String?, languageKey: String, store: ChorusStore,
+        logger: Logger
+    ) async throws -> TranscriptionResponse {
+        let seconds = Double(record.durationMs) / 1_000
         // What the recording itself says (its levels; WAV only: Chorus decodes no AAC or MP3), for models that report
         // no certainty of their own (gpt-transcribe).
         var activity: SpeechActivity?
-        if transcription.evidence.segments.isEmpty, transcription.evidence.tokenLogprobs.isEmpty, record.format == AudioFormat.wav.rawValue {
+        if transcription.evidence.segments.isEmpty, transcription.evidence.tokenLogprobs.isEmpty, record.format == AudioFormat.wav.rawValue,
+            let audio
+        {
             activity = try await NIOThreadPool.singleton.runIfActive { SpeechActivity.measure(wav: audio) }
         }
         let facts = RecordingFacts(
@@ -128,11 +154,9 @@ struct VoiceTranscription {
         try await store.usageLimits.completeTranscript(
             audioID: record.id, languageKey: languageKey, text: assessment.text, confidence: assessment.confidence,
             label: assessment.label?.rawValue, language: transcription.language ?? language)
-        return (
-            TranscriptionResponse(
-                transcript: assessment.text, confidence: assessment.confidence,
-                confidenceLabel: assessment.label.map { ConfidenceLabel(rawValue: $0.rawValue) },
-                language: transcription.language ?? language, durationSeconds: seconds), provider
-        )
+        return TranscriptionResponse(
+            transcript: assessment.text, confidence: assessment.confidence,
+            confidenceLabel: assessment.label.map { ConfidenceLabel(rawValue: $0.rawValue) },
+            language: transcription.language ?? language, durationSeconds: seconds)
     }
 }

@@ -17,6 +17,8 @@ extension ChorusConfiguration {
         }
         models += [
             ConfiguredModel(model: voiceMessages.transcriptionModel, setting: "CHORUS_VOICE_TRANSCRIPTION_MODEL", product: "voice messages"),
+            ConfiguredModel(
+                model: voiceMessages.liveTranscriptionModel, setting: "CHORUS_VOICE_LIVE_TRANSCRIPTION_MODEL", product: "voice messages"),
             ConfiguredModel(model: voiceMessages.summaryModel, setting: "CHORUS_VOICE_SUMMARY_MODEL", product: "voice messages"),
             ConfiguredModel(model: voiceMessages.speechModel, setting: "CHORUS_VOICE_TTS_MODEL", product: "voice messages"),
             ConfiguredModel(model: stories.textModel, setting: "CHORUS_STORIES_TEXT_MODEL", product: "stories"),
