@@ -15,10 +15,12 @@ public struct ScenarioDTO: Codable, Sendable, Equatable, Identifiable {
         public static let family: Category = "family"
         public static let motivational: Category = "motivational"
         public static let celebration: Category = "celebration"
+        /// One of the signed-in caller's own custom scenarios.
+        public static let custom: Category = "custom"
 
         /// The known categories.
         public static let allCases: [Category] = [
-            .entertainment, .professional, .emergency, .romantic, .family, .motivational, .celebration,
+            .entertainment, .professional, .emergency, .romantic, .family, .motivational, .celebration, .custom,
         ]
     }
 

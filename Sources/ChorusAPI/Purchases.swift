@@ -23,40 +23,49 @@ public struct PurchaseRequest: Codable, Sendable, Equatable {
     }
 }
 
-/// The `usage_stats` of a purchase answer.
+/// The `usage_stats` of a purchase or legacy upgrade answer: every member of `GET /mobile/usage-stats`
+/// (``UsageStatsResponse``) plus the endpoint reference's `calls_remaining_this_week` and `calls_remaining_this_month`,
+/// in one flat object. The integration guide's Swift client decodes it as its full `UsageStats`, while its endpoint
+/// reference shows five members (issue 21): this satisfies both.
 public struct PurchaseUsageStats: Codable, Sendable, Equatable {
-    public var subscriptionTier: String?
-    public var isSubscribed: Bool
+    /// The usage-stats members.
+    public var usage: UsageStatsResponse
+    /// Calls left in the current 7-day cycle of the plan or trial (add-on calls not included).
     public var callsRemainingThisWeek: Int
+    /// Calls left in the current 30-day cycle of the plan or trial (add-on calls not included).
     public var callsRemainingThisMonth: Int
-    public var addonCallsRemaining: Int
 
-    public init(
-        subscriptionTier: String?, isSubscribed: Bool, callsRemainingThisWeek: Int, callsRemainingThisMonth: Int,
-        addonCallsRemaining: Int
-    ) {
-        self.subscriptionTier = subscriptionTier
-        self.isSubscribed = isSubscribed
+    public init(usage: UsageStatsResponse, callsRemainingThisWeek: Int, callsRemainingThisMonth: Int) {
+        self.usage = usage
         self.callsRemainingThisWeek = callsRemainingThisWeek
         self.callsRemainingThisMonth = callsRemainingThisMonth
-        self.addonCallsRemaining = addonCallsRemaining
     }
+
+    /// The plan tier's wire name, or `nil`.
+    public var subscriptionTier: String? { usage.subscriptionTier }
+    /// Whether a plan is active.
+    public var isSubscribed: Bool { usage.isSubscribed }
+    /// Calls left from add-on packs.
+    public var addonCallsRemaining: Int { usage.addonCallsRemaining }
 
     enum CodingKeys: String, CodingKey {
-        case subscriptionTier = "subscription_tier"
-        case isSubscribed = "is_subscribed"
         case callsRemainingThisWeek = "calls_remaining_this_week"
         case callsRemainingThisMonth = "calls_remaining_this_month"
-        case addonCallsRemaining = "addon_calls_remaining"
     }
 
+    public init(from decoder: any Decoder) throws {
+        usage = try UsageStatsResponse(from: decoder)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        callsRemainingThisWeek = try container.decode(Int.self, forKey: .callsRemainingThisWeek)
+        callsRemainingThisMonth = try container.decode(Int.self, forKey: .callsRemainingThisMonth)
+    }
+
+    /// One flat object: the usage-stats members, then the two remaining-calls members.
     public func encode(to encoder: any Encoder) throws {
+        try usage.encode(to: encoder)
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(subscriptionTier, forKey: .subscriptionTier)
-        try c.encode(isSubscribed, forKey: .isSubscribed)
         try c.encode(callsRemainingThisWeek, forKey: .callsRemainingThisWeek)
         try c.encode(callsRemainingThisMonth, forKey: .callsRemainingThisMonth)
-        try c.encode(addonCallsRemaining, forKey: .addonCallsRemaining)
     }
 }
 
@@ -107,33 +116,16 @@ public struct UpgradeSubscriptionRequest: Codable, Sendable, Equatable {
     }
 }
 
-/// The `usage_stats` of the legacy upgrade answer.
-public struct UpgradeUsageStats: Codable, Sendable, Equatable {
-    public var isSubscribed: Bool
-    public var subscriptionTier: String
-    public var trialCallsRemaining: Int
-
-    public init(isSubscribed: Bool, subscriptionTier: String, trialCallsRemaining: Int) {
-        self.isSubscribed = isSubscribed
-        self.subscriptionTier = subscriptionTier
-        self.trialCallsRemaining = trialCallsRemaining
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case isSubscribed = "is_subscribed"
-        case subscriptionTier = "subscription_tier"
-        case trialCallsRemaining = "trial_calls_remaining"
-    }
-}
-
 /// `POST /mobile/upgrade-subscription` answer (legacy).
 public struct UpgradeSubscriptionResponse: Codable, Sendable, Equatable {
     public var success: Bool
     public var message: String
     public var subscriptionTier: String
-    public var usageStats: UpgradeUsageStats
+    /// The purchase answer's `usage_stats`, except that its `subscription_tier` is the requested tier name (e.g.
+    /// `mobile_weekly`), as the legacy answer always said.
+    public var usageStats: PurchaseUsageStats
 
-    public init(success: Bool, message: String, subscriptionTier: String, usageStats: UpgradeUsageStats) {
+    public init(success: Bool, message: String, subscriptionTier: String, usageStats: PurchaseUsageStats) {
         self.success = success
         self.message = message
         self.subscriptionTier = subscriptionTier

@@ -3,7 +3,8 @@ import Foundation
 
 /// The Calls product: `/mobile/*`. Reached through ``ChorusClient/calls``.
 ///
-/// Every method needs a signed-in user (``ChorusError/signedOut`` otherwise) and returns the SDK's own types,
+/// Every method but the public catalog (``scenarios()``, ``voices()``) needs a signed-in user
+/// (``ChorusError/signedOut`` otherwise) and returns the SDK's own types,
 /// converted from the wire format: camelCase, `Date`s, `TimeInterval`s, and enums with an `unknown(String)` case
 /// so a value added by a newer server never breaks an older app.
 public struct CallsClient: Sendable {
@@ -27,14 +28,21 @@ public struct CallsClient: Sendable {
         Pricing(try await session.send(API.Calls.pricing.request()))
     }
 
-    /// The built-in scenarios a call can use, in display order.
+    /// The scenarios a call can use, in display order: the built-in ones and, signed in, the user's custom scenarios
+    /// after them (category `custom`). The catalog is public: signed out, this still answers the built-in ones.
     public func scenarios() async throws -> [Scenario] {
-        try await session.send(API.Calls.scenarios.request()).scenarios.map(Scenario.init)
+        try await session.send(API.Calls.scenarios.request(authenticated: try await isSignedIn)).scenarios.map(Scenario.init)
     }
 
-    /// The AI voices.
+    /// The AI voices. Public, like ``scenarios()``: this works signed out too.
     public func voices() async throws -> [Voice] {
-        try await session.send(API.Calls.voices.request()).voices.map(Voice.init)
+        try await session.send(API.Calls.voices.request(authenticated: try await isSignedIn)).voices.map(Voice.init)
+    }
+
+    /// Whether a session is stored: the public catalog is then asked for with its token (so a session that ended is
+    /// still reported as ``ChorusError/signedOut``).
+    private var isSignedIn: Bool {
+        get async throws { try await session.tokenStore.load() != nil }
     }
 
     // MARK: Calls

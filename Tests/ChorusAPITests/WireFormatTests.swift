@@ -46,6 +46,13 @@ private enum JSONValue: Equatable, Decodable {
         return []
     }
 
+    /// Whether every member of `other` is here with the same value (objects compared member by member, recursively):
+    /// a seed example that shows fewer members than the answer has.
+    func contains(_ other: JSONValue) -> Bool {
+        guard case .object(let expected) = other, case .object(let members) = self else { return self == other }
+        return expected.allSatisfy { key, value in members[key].map { $0.contains(value) } ?? false }
+    }
+
     /// Adds (or replaces) a member of an object.
     func setting(_ key: String, _ value: JSONValue) -> JSONValue {
         guard case .object(var members) = self else { return self }
@@ -249,9 +256,12 @@ struct DTOShapeTests {
 
     @Test("purchase usage_stats and subscription-status encode nil fields as null")
     func purchaseNulls() throws {
-        let stats = PurchaseUsageStats(
-            subscriptionTier: nil, isSubscribed: false, callsRemainingThisWeek: 0, callsRemainingThisMonth: 0, addonCallsRemaining: 5)
-        #expect(try tree(of: stats)["subscription_tier"] == .null)
+        let stats = PurchaseUsageStats(usage: Self.usageStats, callsRemainingThisWeek: 0, callsRemainingThisMonth: 0)
+        let statsTree = try tree(of: stats)
+        #expect(statsTree["subscription_tier"] == .null && statsTree["addon_calls_expiry"] == .null)
+        // Issue 21: one flat object, every usage-stats member plus the reference's two remaining-calls members.
+        #expect(statsTree.keys.count == 19)
+        #expect(statsTree["calls_remaining_this_week"] == .number(0) && statsTree["week_start_date"] == .string("2024-01-15T10:30:00Z"))
         let none = SubscriptionStatusResponse(
             subscriptionTier: nil, subscriptionStatus: "none", isSubscribed: false, subscriptionStartDate: nil,
             subscriptionEndDate: nil, nextPaymentDate: nil, billingCycle: nil, appStoreTransactionID: nil, appStoreProductID: nil
@@ -335,8 +345,7 @@ struct DTOShapeTests {
             try roundTrips(
                 PurchaseResponse(
                     success: true, message: "ok",
-                    usageStats: PurchaseUsageStats(
-                        subscriptionTier: nil, isSubscribed: false, callsRemainingThisWeek: 0, callsRemainingThisMonth: 0, addonCallsRemaining: 5))))
+                    usageStats: PurchaseUsageStats(usage: Self.usageStats, callsRemainingThisWeek: 3, callsRemainingThisMonth: 3))))
         #expect(try roundTrips(TokenResponse(accessToken: "a", refreshToken: "r", expiresIn: 900)))
         #expect(try roundTrips(ErrorResponse(detail: "Not authenticated")))
         #expect(
@@ -685,8 +694,9 @@ struct SeedExampleTests {
             """#)
         #expect(request.ours == request.seed)
 
-        let answer = try seedRoundTrip(
-            PurchaseResponse.self,
+        // Issue 21: the endpoint reference shows five `usage_stats` members while the guide's Swift client decodes the
+        // full usage stats. Ours carry both: every member of each of the seed's examples, with the example's values.
+        let seedAnswer = try tree(
             #"""
             {
               "success": true,
@@ -700,7 +710,16 @@ struct SeedExampleTests {
               }
             }
             """#)
-        #expect(answer.ours == answer.seed)
+        var usage = DTOShapeTests.usageStats
+        usage.subscriptionTier = "mobile_basic"
+        usage.isSubscribed = true
+        let ours = try tree(
+            of: PurchaseResponse(
+                success: true, message: "Purchase processed successfully!",
+                usageStats: PurchaseUsageStats(usage: usage, callsRemainingThisWeek: 5, callsRemainingThisMonth: 30)))
+        #expect(ours.contains(seedAnswer))
+        #expect(ours["usage_stats"]?.keys.count == 19)
+        #expect(try tree(of: usage).keys.allSatisfy { ours["usage_stats"]?[$0] != nil })
 
         let upgrade = try seedRoundTrip(
             UpgradeSubscriptionRequest.self,
@@ -713,8 +732,7 @@ struct SeedExampleTests {
             """#)
         #expect(upgrade.ours == upgrade.seed)
 
-        let upgraded = try seedRoundTrip(
-            UpgradeSubscriptionResponse.self,
+        let seedUpgraded = try tree(
             #"""
             {
               "success": true,
@@ -727,7 +745,13 @@ struct SeedExampleTests {
               }
             }
             """#)
-        #expect(upgraded.ours == upgraded.seed)
+        usage.subscriptionTier = "mobile_weekly"
+        usage.trialCallsRemaining = 0
+        let upgraded = try tree(
+            of: UpgradeSubscriptionResponse(
+                success: true, message: "Successfully upgraded to weekly subscription!", subscriptionTier: "mobile_weekly",
+                usageStats: PurchaseUsageStats(usage: usage, callsRemainingThisWeek: 5, callsRemainingThisMonth: 5)))
+        #expect(upgraded.contains(seedUpgraded))
 
         // The webhook body: only signedPayload is kept (the seed's unsigned fields are not trusted).
         let notification = try decode(

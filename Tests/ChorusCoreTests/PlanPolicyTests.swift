@@ -555,10 +555,14 @@ struct UsageReportTests {
         let snapshot = UsageReport.callSnapshot(position)
         #expect(
             snapshot == CallUsageSnapshot(callsRemainingThisWeek: 26, callsRemainingThisMonth: 26, addonCallsRemaining: 8, upgradeRecommended: false))
-        let purchase = UsageReport.purchaseSnapshot(position)
+        let purchase = UsageReport.purchaseSnapshot(
+            position, account: user, windows: .of(position, registeredAt: registered), tally: CallTally())
         #expect(purchase.subscriptionTier == "mobile_premium")
         #expect(purchase.isSubscribed)
         #expect(purchase.addonCallsRemaining == 8)
+        // Issue 21: the purchase's usage_stats are the usage stats plus the calls left in the cycle.
+        #expect(purchase.usage == stats)
+        #expect(purchase.callsRemainingThisWeek == 26 && purchase.callsRemainingThisMonth == 26)
     }
 
     @Test("check-call-permission answer when allowed matches the seed's example")

@@ -42,6 +42,21 @@ struct CallsClientTests {
         }
     }
 
+    @Test("the catalog signed out: built-in scenarios and voices; signed in, custom scenarios follow")
+    func publicCatalog() async throws {
+        try await LiveServer.run { server in
+            let chorus = server.client()
+            #expect(await !chorus.auth.isSignedIn)
+            let scenarios = try await chorus.calls.scenarios()
+            #expect(scenarios.count == 23 && scenarios.first?.id == "default")
+            #expect(try await chorus.calls.voices().contains { $0.id == "marin" })
+            // Signed-out, everything else still needs a session.
+            await #expect(throws: ChorusError.self) { try await chorus.calls.usageStats() }
+            try await chorus.auth.register(email: LiveServer.newEmail(), password: "correct horse battery")
+            #expect(try await chorus.calls.scenarios().map(\.id) == scenarios.map(\.id))
+        }
+    }
+
     @Test("the 4th call of a trial user is refused with paymentRequired(trial_exhausted)")
     func paymentRequired() async throws {
         try await LiveServer.run { server in

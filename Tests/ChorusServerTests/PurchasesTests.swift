@@ -117,6 +117,54 @@ struct PurchasesTests {
         }
     }
 
+    /// Issue 21: Apple tries to renew up to a day before the paid period ends, so DID_FAIL_TO_RENEW/GRACE_PERIOD can
+    /// come while it still runs. `subscription_end_date` stays the paid period's end throughout; the grace period's end
+    /// is `grace_period_expires_date`, from the notification on until access ends.
+    @Test("a failed renewal with a grace period keeps the paid end date; the grace end has its own member", arguments: TestDatabase.all)
+    func gracePeriodDates(_ database: TestDatabase) async throws {
+        let clock = TestClock()
+        try await TestServer.run(on: database, options: .testing(clock: clock.closure)) { server in
+            let token = try await server.register().accessToken
+            _ = try await server.buy(token, productID: Self.basic)
+            var status = try await Self.status(server, token)
+            let paidEnd = try #require(status.subscriptionEndDate)
+            let original = try #require(status.appStoreTransactionID)
+            #expect(status.gracePeriodExpiresDate == nil)
+
+            // The renewal fails half a day before the period ends, with a 3-day grace period.
+            clock.advance(days: 6.5)
+            let reply = try await Self.deliver(
+                server,
+                try await Self.sign(
+                    server,
+                    Notification(
+                        notification_type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", original_transaction_id: original,
+                        grace_period_seconds: 3 * 86_400)))
+            #expect(reply.status == 200, "\(reply.text)")
+            try await server.eventually("the grace period is recorded") { try await Self.status(server, token).gracePeriodExpiresDate != nil }
+            status = try await Self.status(server, token)
+            #expect(status.subscriptionStatus == "active" && status.isSubscribed)
+            #expect(status.subscriptionEndDate == paidEnd)
+            #expect(status.gracePeriodExpiresDate == paidEnd.addingTimeInterval(3 * 86_400))
+            let raw = try await server.request(.GET, "/mobile/subscription-status", token: token).json
+            #expect(raw["grace_period_expires_date"] as? String != nil)
+
+            // The paid period is over: in the grace period, the end date is still the paid one.
+            clock.advance(days: 1)
+            status = try await Self.status(server, token)
+            #expect(status.subscriptionStatus == "grace_period" && status.isSubscribed)
+            #expect(status.subscriptionEndDate == paidEnd)
+            #expect(status.gracePeriodExpiresDate == paidEnd.addingTimeInterval(3 * 86_400))
+            #expect(try await server.permission(token).canMakeCall)
+
+            // The grace period is over: no access and no grace end any more; the end date is the last paid period's.
+            clock.advance(days: 3)
+            status = try await Self.status(server, token)
+            #expect(status.subscriptionStatus == "billing_retry" && !status.isSubscribed)
+            #expect(status.subscriptionEndDate == paidEnd && status.gracePeriodExpiresDate == nil)
+        }
+    }
+
     @Test("auto-renew off is cancelled with access; an upgrade is premium at once; a downgrade waits for the renewal", arguments: TestDatabase.all)
     func renewalPreferences(_ database: TestDatabase) async throws {
         try await TestServer.run(on: database) { server in

@@ -103,11 +103,13 @@ public enum UsageReport {
         )
     }
 
-    public static func purchaseSnapshot(_ position: UsagePosition) -> PurchaseUsageStats {
+    /// A purchase answer's `usage_stats`: the usage stats plus the calls left in the plan's (or trial's) cycle.
+    public static func purchaseSnapshot(
+        _ position: UsagePosition, account: UsageAccount, windows: UsageWindows, tally: CallTally
+    ) -> PurchaseUsageStats {
         PurchaseUsageStats(
-            subscriptionTier: position.plan?.tier.wireName, isSubscribed: position.isSubscribed,
-            callsRemainingThisWeek: position.includedRemaining, callsRemainingThisMonth: position.includedRemaining,
-            addonCallsRemaining: position.addonRemaining
+            usage: usageStats(position, account: account, windows: windows, tally: tally),
+            callsRemainingThisWeek: position.includedRemaining, callsRemainingThisMonth: position.includedRemaining
         )
     }
 

@@ -1,7 +1,8 @@
 import ChorusAPI
 import Foundation
 
-/// A built-in scenario a call can use (`GET /mobile/scenarios`), from ``CallsClient/scenarios()``.
+/// A scenario a call can use (`GET /mobile/scenarios`): built in, or (category `custom`, signed in) one of the
+/// user's custom scenarios. From ``CallsClient/scenarios()``.
 public struct Scenario: Sendable, Hashable, Identifiable {
     /// What kind of call a scenario is, for grouping and filtering: the wire's open value, ChorusAPI's
     /// `ScenarioDTO.Category` (a value a newer server added is kept as is, `isKnown` is `false`).

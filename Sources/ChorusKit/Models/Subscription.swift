@@ -66,9 +66,12 @@ public struct PurchaseResult: Sendable, Hashable {
     public var callsRemainingThisMonth: Int
     /// Calls left from add-on packs.
     public var addOnCallsRemaining: Int
+    /// The usage stats after the purchase, as ``CallsClient/usageStats()`` gives them.
+    public var usage: Usage
 
     /// Converts the wire format.
     public init(_ dto: PurchaseResponse) {
+        usage = Usage(dto.usageStats.usage)
         message = dto.message
         plan = dto.usageStats.subscriptionTier.map(PlanTier.init(rawValue:))
         isSubscribed = dto.usageStats.isSubscribed

@@ -12,8 +12,10 @@ struct CallsController: RouteCollection {
         user.on(API.Calls.usageStats, use: usageStats)
         user.on(API.Calls.checkCallPermission, use: checkCallPermission)
         user.on(API.Calls.pricing, use: pricing)
-        user.on(API.Calls.scenarios, use: scenarios)
-        user.on(API.Calls.voices, use: voices)
+        // The built-in catalog is public (issue 21); a valid token adds the caller's custom scenarios.
+        let catalog = routes.grouped(OptionalUserAuthenticator(services: services))
+        catalog.on(API.Calls.scenarios, use: scenarios)
+        catalog.on(API.Calls.voices, use: voices)
         // make-call and schedule-call replay a repeated Idempotency-Key's stored answer with its own status and an
         // `Idempotent-Replayed` header, so they build their responses.
         user.onResponse(API.Calls.makeCall, use: makeCall)
@@ -58,13 +60,17 @@ struct CallsController: RouteCollection {
         UsageReport.pricing(services.configuration.plans)
     }
 
+    /// The built-in scenarios; signed in, followed by the caller's custom scenarios that are not disabled.
     @Sendable
     func scenarios(_ req: Request) async throws -> ScenariosResponse {
-        let items = services.scenarios.scenarios.map {
+        var items = services.scenarios.scenarios.map {
             ScenarioDTO(
                 id: $0.id, name: $0.name, description: $0.description, icon: $0.icon, category: .init(rawValue: $0.category.rawValue),
                 isFamilyFriendly: $0.isFamilyFriendly, voice: $0.voice, contentWarning: $0.contentWarning
             )
+        }
+        if let user = req.optionalUser {
+            items += try await req.store.scenarios.customScenarios(userID: user.id).filter { $0.disabledAt == nil }.map(\.catalogEntry)
         }
         return ScenariosResponse(scenarios: items)
     }

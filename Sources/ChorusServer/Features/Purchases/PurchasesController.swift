@@ -31,8 +31,7 @@ struct PurchasesController: RouteCollection {
         let verified = try await verify(receipt: body.receiptData, signedTransaction: body.signedTransaction, productID: body.productID, req)
         guard verified.productID == body.productID else { throw APIError.badRequest("Product ID mismatch") }
         try await apply(verified, product: product, userID: user.id, req)
-        let position = try await CallPlacement(services: services, store: req.store, logger: req.logger).position(userID: user.id)
-        return PurchaseResponse(success: true, message: "Purchase processed successfully!", usageStats: UsageReport.purchaseSnapshot(position))
+        return PurchaseResponse(success: true, message: "Purchase processed successfully!", usageStats: try await usageStats(userID: user.id, req))
     }
 
     /// Legacy: `subscription_tier` `mobile_weekly` (Basic), `mobile_basic` or `mobile_premium` with a receipt.
@@ -49,12 +48,22 @@ struct PurchasesController: RouteCollection {
         let verified = try await verify(receipt: body.receiptData, signedTransaction: nil, productID: productID, req)
         guard verified.productID == productID else { throw APIError.badRequest("Invalid product ID in receipt") }
         try await apply(verified, product: .plan(terms), userID: user.id, req)
-        let position = try await CallPlacement(services: services, store: req.store, logger: req.logger).position(userID: user.id)
+        var stats = try await usageStats(userID: user.id, req)
+        // The legacy answer names the tier as it was asked for (`mobile_weekly`), in `usage_stats` too.
+        stats.usage.subscriptionTier = body.subscriptionTier
         let name = body.subscriptionTier == "mobile_weekly" ? "weekly" : tier.rawValue
         return UpgradeSubscriptionResponse(
             success: true, message: "Successfully upgraded to \(name) subscription!", subscriptionTier: body.subscriptionTier,
-            usageStats: UpgradeUsageStats(
-                isSubscribed: position.isSubscribed, subscriptionTier: body.subscriptionTier, trialCallsRemaining: position.trialRemaining))
+            usageStats: stats)
+    }
+
+    /// The usage stats after a purchase, as `GET /mobile/usage-stats` answers them, with the calls left in the cycle.
+    private func usageStats(userID: String, _ req: Request) async throws -> PurchaseUsageStats {
+        let account = try await CallPlacement(services: services, store: req.store, logger: req.logger).account(userID: userID)
+        let position = services.policy.position(of: account, at: services.now())
+        let windows = UsageWindows.of(position, registeredAt: account.registeredAt)
+        let tally = try await req.store.usage.callTally(userID: userID, windows: windows)
+        return UsageReport.purchaseSnapshot(position, account: account, windows: windows, tally: tally)
     }
 
     @Sendable
@@ -69,12 +78,15 @@ struct PurchasesController: RouteCollection {
         }
         let subscription = entitlement.subscription
         let terms = services.configuration.plans.plan(entitlement.tier)
+        // A failed renewal with Apple's billing grace period (Apple tries to renew up to a day before the paid period
+        // ends, so it can come while the period still runs): the grace end has its own member while access lasts; the
+        // end date stays the paid period's end.
         var graceUntil: Date?
-        if entitlement.status == .gracePeriod, case .gracePeriod(let until) = subscription.billing { graceUntil = until }
+        if entitlement.isActive, case .gracePeriod(let until) = subscription.billing { graceUntil = until }
         return SubscriptionStatusResponse(
             subscriptionTier: entitlement.tier.wireName, subscriptionStatus: SubscriptionState(rawValue: entitlement.status.rawValue),
             isSubscribed: entitlement.isActive,
-            subscriptionStartDate: subscription.anchor, subscriptionEndDate: entitlement.accessUntil ?? subscription.expiresAt,
+            subscriptionStartDate: subscription.anchor, subscriptionEndDate: subscription.expiresAt,
             nextPaymentDate: entitlement.status == .active ? subscription.expiresAt : nil, billingCycle: BillingPeriod(rawValue: terms.billing),
             appStoreTransactionID: subscription.latestTransactionID, appStoreProductID: subscription.productID,
             willRenew: subscription.willRenew && entitlement.isActive, renewsToProductID: subscription.autoRenewProductID,

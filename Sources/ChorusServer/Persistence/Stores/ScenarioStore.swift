@@ -28,6 +28,14 @@ struct CustomScenarioRecord: Sendable, Equatable {
         return Int(text.dropFirst("custom_".count))
     }
 
+    /// The scenario as `GET /mobile/scenarios` lists it: category `custom`, its persona as the description, not
+    /// marked family-friendly (people write their own personas).
+    var catalogEntry: ScenarioDTO {
+        ScenarioDTO(
+            id: publicID, name: name, description: persona, icon: "✨", category: .custom, isFamilyFriendly: false, voice: voice,
+            contentWarning: nil)
+    }
+
     var dto: CustomScenarioDTO {
         CustomScenarioDTO(
             id: publicID, name: name, persona: persona, voice: voice, createdAt: createdAt,
