@@ -109,6 +109,26 @@ public struct HeroDTO: Codable, Sendable, Equatable {
     }
 }
 
+/// The two avatar qualities of seed 004: `standard` and `hd`, drawn with the image model's quality settings (see
+/// `docs/decisions.md`, issue 21).
+public enum AvatarQuality: String, Codable, Sendable, Equatable, CaseIterable {
+    case standard
+    case hd
+}
+
+/// `POST /heroes/{hero_id}/avatar` body, optional: without one the avatar is `standard`.
+public struct AvatarRequest: Codable, Sendable, Equatable {
+    public var quality: AvatarQuality?
+
+    public init(quality: AvatarQuality? = nil) {
+        self.quality = quality
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case quality
+    }
+}
+
 /// `GET /heroes`.
 public struct HeroesResponse: Codable, Sendable, Equatable {
     public var heroes: [HeroDTO]

@@ -30,10 +30,11 @@ public struct HeroesClient: Sendable {
         try await session.send(API.Stories.deleteHero.request(id))
     }
 
-    /// Draws the hero's avatar (seconds with a real image model); the answer carries its signed URL and the hero's
-    /// visual profile, reused by every illustration.
-    public func generateAvatar(_ id: String) async throws -> HeroDTO {
-        try await session.send(API.Stories.generateAvatar.request(id))
+    /// Draws the hero's avatar (seconds with a real image model), `standard` (the default) or `hd` (seed 004: drawn at
+    /// the image model's highest quality, which costs several times as much); the answer carries its signed URL and
+    /// the hero's visual profile, reused by every illustration.
+    public func generateAvatar(_ id: String, quality: AvatarQuality = .standard) async throws -> HeroDTO {
+        try await session.send(try API.Stories.generateAvatar.request(id, json: AvatarRequest(quality: quality)))
     }
 }
 

@@ -84,7 +84,10 @@ extension SandboxOpenAI {
                 {
                     var item = RealtimeObject()
                     item["b64_json"] = .string(
-                        SandboxPNG.picture(prompt: prompt, variant: index, width: dimensions.width, height: dimensions.height).base64EncodedString())
+                        SandboxPNG.picture(
+                            prompt: prompt, variant: index, width: dimensions.width, height: dimensions.height,
+                            detail: Self.pixelBlock[quality] ?? 2
+                        ).base64EncodedString())
                     return item
                 }())
         }
@@ -100,6 +103,11 @@ extension SandboxOpenAI {
         ]
         return Self.json(answer)
     }
+
+    /// How coarsely each quality is drawn: the picture is painted at 1/n of the size and enlarged, so `low` shows
+    /// 4×4 blocks, `medium` (and `auto`) 2×2 and `high` full detail, as the real model's quality changes the detail,
+    /// not the size.
+    static let pixelBlock = ["low": 4, "medium": 2, "auto": 2, "high": 1]
 
     /// The pixels of a valid `size` (`auto` is drawn, and answered, as 1024×1024).
     static func imageDimensions(_ size: String) -> (width: Int, height: Int) {
@@ -152,9 +160,11 @@ extension SandboxOpenAI {
 /// previous byte, so a 1024×1024 picture-book scene takes tens of kilobytes.
 enum SandboxPNG {
     /// An RGB PNG of the picture ``SandboxPicture/paint(prompt:variant:width:height:)`` draws for `prompt`, with a
-    /// `tEXt` chunk `prompt`.
-    static func picture(prompt: String, variant: Int, width: Int, height: Int) -> Data {
-        encode(SandboxPicture.paint(prompt: prompt, variant: variant, width: width, height: height), text: ["prompt": prompt])
+    /// `tEXt` chunk `prompt`; `detail` > 1 paints it that many times smaller and enlarges it (coarser blocks).
+    static func picture(prompt: String, variant: Int, width: Int, height: Int, detail: Int = 1) -> Data {
+        let block = max(1, min(detail, 8))
+        let painted = SandboxPicture.paint(prompt: prompt, variant: variant, width: max(1, width / block), height: max(1, height / block))
+        return encode(block == 1 ? painted : painted.enlarged(block, width: width, height: height), text: ["prompt": prompt])
     }
 
     /// `picture` as an 8-bit RGB PNG with `tEXt` chunks (non-ASCII bytes written as `?`, values cut at 2,000 bytes).

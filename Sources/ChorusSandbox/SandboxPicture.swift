@@ -33,6 +33,24 @@ struct SandboxPicture {
         return (pixels[index], pixels[index + 1], pixels[index + 2])
     }
 
+    /// This picture enlarged `factor` times, each pixel a `factor`×`factor` block, cut to `width`×`height` (the
+    /// coarser detail of a lower image quality).
+    func enlarged(_ factor: Int, width: Int, height: Int) -> SandboxPicture {
+        guard factor > 1, self.width > 0, self.height > 0 else { return self }
+        var large = SandboxPicture(width: width, height: height)
+        for y in 0..<height {
+            let source = min(self.height - 1, y / factor) * self.width
+            for x in 0..<width {
+                let from = (source + min(self.width - 1, x / factor)) * 3
+                let to = (y * width + x) * 3
+                large.pixels[to] = pixels[from]
+                large.pixels[to + 1] = pixels[from + 1]
+                large.pixels[to + 2] = pixels[from + 2]
+            }
+        }
+        return large
+    }
+
     // MARK: - Drawing primitives (clipped to the picture)
 
     /// Rows `top..<bottom` in a vertical gradient from `from` to `to`.

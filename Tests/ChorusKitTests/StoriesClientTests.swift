@@ -18,6 +18,9 @@ struct StoriesClientTests {
                 HeroRequest(name: "Lucía", traits: ["curiosa", "valiente"], appearance: "a girl with black hair and brown eyes"))
             let drawn = try await parent.chorus.heroes.generateAvatar(hero.id)
             #expect(drawn.avatarURL != nil && drawn.visualProfile?.hairColor == "black")
+            // An HD avatar replaces it (a new picture, the same look).
+            let hd = try await parent.chorus.heroes.generateAvatar(hero.id, quality: .hd)
+            #expect(hd.avatarURL != nil && hd.avatarURL != drawn.avatarURL && hd.visualProfile == drawn.visualProfile)
             #expect(try await parent.chorus.heroes.list().map(\.id) == [hero.id])
 
             let events = try await parent.chorus.stories.events(language: "es")

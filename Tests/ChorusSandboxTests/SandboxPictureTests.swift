@@ -31,6 +31,29 @@ struct SandboxPictureTests {
         }
     }
 
+    @Test("the quality changes the detail, not the size: low is drawn in 4×4 blocks, medium in 2×2, high pixel by pixel")
+    func qualityDetail() async throws {
+        try await withOpenAI { harness in
+            let images = OpenAIImageGenerator(connection: harness.connection())
+            /// Whether every pixel repeats the top-left pixel of its `block`×`block` square.
+            func blocky(_ picture: DecodedPNG, _ block: Int) -> Bool {
+                (0..<picture.height).allSatisfy { y in
+                    (0..<picture.width).allSatisfy { x in picture.pixel(x, y) == picture.pixel(x - x % block, y - y % block) }
+                }
+            }
+            var drawn: [String: DecodedPNG] = [:]
+            for quality in ["low", "medium", "high"] {
+                let image = try await images.generate(
+                    ImageGenerationRequest(model: "gpt-image-2", prompt: "A portrait of a girl with red hair, avatar", size: "1024x1024", quality: quality))
+                let decoded = try DecodedPNG(image.png)
+                #expect(decoded.width == 1_024 && decoded.height == 1_024, "\(quality)")
+                drawn[quality] = decoded
+            }
+            let (low, medium, high) = (try #require(drawn["low"]), try #require(drawn["medium"]), try #require(drawn["high"]))
+            #expect(blocky(low, 4) && blocky(medium, 2) && !blocky(medium, 4) && !blocky(high, 2))
+        }
+    }
+
     @Test("an invalid size is refused with OpenAI's error shape")
     func invalidSize() async throws {
         try await withOpenAI { harness in

@@ -58,6 +58,41 @@ struct StoriesTests {
     }
 
     @Test(
+        "avatars are standard by default and HD on request: the image model's configured and highest quality, metered by their tokens",
+        arguments: TestDatabase.all)
+    func avatarQualities(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database, environment: Self.environment) { server in
+            let mia = try await MessagingTests.person(server, name: "parent")
+            let hero = try await Self.hero(server, mia)
+            /// The image output tokens and cost metered for the user so far.
+            func images() async throws -> (tokens: Int, usd: Int64) {
+                let usage = try await server.request(.GET, "/me/usage", token: mia.token).decode(ProviderUsageReport.self)
+                let items = usage.features.flatMap(\.items).filter { $0.operation == "image" }
+                return (items.reduce(0) { $0 + $1.outputTokens }, items.reduce(0) { $0 + $1.usdMicros })
+            }
+            func draw(_ body: (any Encodable)?, expecting tokens: Int) async throws -> (tokens: Int, usd: Int64) {
+                let reply = try await server.request(.POST, "/heroes/\(hero.id)/avatar", token: mia.token, json: body)
+                #expect(reply.status == 200, "\(reply.text)")
+                #expect(try reply.decode(HeroDTO.self).avatarURL != nil)
+                try await server.eventually("the picture is metered") { try await images().tokens == tokens }
+                return try await images()
+            }
+            // No body: standard, drawn at CHORUS_STORIES_IMAGE_QUALITY (medium: 1,056 image tokens in the sandbox).
+            let standard = try await draw(nil, expecting: 1_056)
+            // HD: `high` (4,160 image tokens), about four times the cost of a standard one.
+            let hd = try await draw(AvatarRequest(quality: .hd), expecting: 1_056 + 4_160)
+            #expect(hd.usd - standard.usd > 3 * standard.usd, "\(standard.usd) then \(hd.usd)")
+            _ = try await draw(AvatarRequest(quality: .standard), expecting: 1_056 * 2 + 4_160)
+            // Anything else is refused before any picture is drawn.
+            let refused = try await server.request(
+                .POST, "/heroes/\(hero.id)/avatar", token: mia.token, body: Data(#"{"quality":"ultra"}"#.utf8),
+                headers: [("Content-Type", "application/json")])
+            #expect(refused.status == 422 && refused.text.contains("quality"), "\(refused.text)")
+            #expect(try await images().tokens == 1_056 * 2 + 4_160)
+        }
+    }
+
+    @Test(
         "a 10-minute story with 8 illustrations: text, scenes, chunked narration joined into one file, pictures, progress events, cost",
         arguments: TestDatabase.all)
     func fullPipeline(_ database: TestDatabase) async throws {

@@ -12,7 +12,7 @@ extension API.Stories {
     /// `DELETE /heroes/{hero_id}`: deletes the hero and its avatar (204).
     public static let deleteHero = Endpoint<NoContent, NoContent>(.delete, "/heroes/{hero_id}")
     /// `POST /heroes/{hero_id}/avatar`: draws the hero's avatar.
-    public static let generateAvatar = Endpoint<NoContent, HeroDTO>(.post, "/heroes/{hero_id}/avatar")
+    public static let generateAvatar = Endpoint<AvatarRequest, HeroDTO>(.post, "/heroes/{hero_id}/avatar")
 
     // MARK: Voices and events
 

@@ -89,6 +89,18 @@ public enum IllustrationPrompt {
     }
 }
 
+extension AvatarQuality {
+    /// The image model's `quality` for an avatar of this quality. DALL·E 3 takes the seed's `standard` and `hd` as
+    /// they are (DALL·E 2 has only `standard`); the GPT image models (`low`, `medium`, `high`) draw `standard` at the
+    /// configured quality `standard` (`CHORUS_STORIES_IMAGE_QUALITY`, illustrations' too) and `hd` at `high`.
+    public func imageQuality(model: String, standard: String) -> String {
+        let model = model.lowercased()
+        if model.hasPrefix("dall-e-3") { return rawValue }
+        if model.hasPrefix("dall-e-2") { return "standard" }
+        return self == .hd ? "high" : standard
+    }
+}
+
 /// The custom-event assistant (seed 004 "Custom Event AI Assistant"): title, prompt seed, keywords and similar events
 /// in one strict-JSON call.
 public enum EventAssistPrompt {

@@ -133,7 +133,11 @@ enum PlaygroundPages {
                 <label for="hero-name">Hero's name</label><input id="hero-name" name="name" maxlength="40" required>
                 <label for="hero-traits">Traits (comma-separated)</label><input id="hero-traits" name="traits" value="brave, kind" required>
                 <label for="hero-appearance">Appearance</label><input id="hero-appearance" name="appearance" value="curly red hair and green eyes" required>
+                <label for="hero-avatar">Avatar</label>
+                <select id="hero-avatar" name="avatar_quality"><option value="">No picture</option><option value="standard">Standard</option>
+                <option value="hd">HD (about four times the cost)</option></select>
                 <button type="submit">Create hero</button>
+                <img id="hero-avatar-out" class="avatar" alt="" width="160" height="160" hidden>
                 </form>
                 <form id="story-form">
                 <div class="fields">

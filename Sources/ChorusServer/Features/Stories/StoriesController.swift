@@ -121,13 +121,16 @@ struct StoriesController: RouteCollection {
         if let avatar, let key = BlobKey(rawValue: avatar) { try? await stories.blobs.delete(key) }
     }
 
-    /// Draws the hero's avatar (and extracts the visual profile when the hero has none yet).
+    /// Draws the hero's avatar (and extracts the visual profile when the hero has none yet), `standard` or `hd` (the
+    /// optional body's `quality`; see ``AvatarQuality/imageQuality(model:standard:)``).
     @Sendable
     func avatar(_ req: Request) async throws -> HeroDTO {
         var hero = try await ownedHero(req)
+        let body = try req.decodeOptionalJSON(AvatarRequest.self) ?? AvatarRequest()
         try services.checkRateLimit("stories-avatar:\(hero.userID)", ChorusConfiguration.RateLimit(limit: 10, window: 3_600))
         try await stories.requireBudget()
         let settings = stories.settings
+        let quality = (body.quality ?? .standard).imageQuality(model: settings.imageModel, standard: settings.imageQuality)
         let picture: GeneratedImage
         do {
             picture = try await MeteringContext.with(userID: hero.userID, subject: "hero:\(hero.id)") {
@@ -141,12 +144,10 @@ struct StoriesController: RouteCollection {
                     heroName: hero.name, traits: hero.traits, appearance: hero.appearance, avatarPrompt: hero.avatarPrompt)
                 do {
                     return try await stories.images.generate(
-                        ImageGenerationRequest(model: settings.imageModel, prompt: prompt, size: settings.imageSize, quality: settings.imageQuality))
+                        ImageGenerationRequest(model: settings.imageModel, prompt: prompt, size: settings.imageSize, quality: quality))
                 } catch ImageGenerationError.contentPolicy {
                     return try await stories.images.generate(
-                        ImageGenerationRequest(
-                            model: settings.imageModel, prompt: IllustrationPrompt.fallback, size: settings.imageSize, quality: settings.imageQuality)
-                    )
+                        ImageGenerationRequest(model: settings.imageModel, prompt: IllustrationPrompt.fallback, size: settings.imageSize, quality: quality))
                 }
             }
         } catch let error as ProviderError {

@@ -626,6 +626,16 @@ $('hero-form').addEventListener('submit', async (event) => {
     const hero = await api('POST', '/heroes', {
       name: $('hero-name').value.trim(), appearance: $('hero-appearance').value.trim(),
       traits: $('hero-traits').value.split(',').map((t) => t.trim()).filter(Boolean) });
+    // The avatar, standard or HD (the image model's highest quality), when one is asked for.
+    const quality = $('hero-avatar').value;
+    let drawn = hero;
+    if (quality) {
+      $('story-status').textContent = `Drawing ${hero.name}'s ${quality === 'hd' ? 'HD ' : ''}avatar…`;
+      drawn = await api('POST', `/heroes/${hero.id}/avatar`, { quality });
+    }
+    const avatar = $('hero-avatar-out');
+    avatar.hidden = !drawn.avatar_url;
+    if (drawn.avatar_url) { avatar.src = drawn.avatar_url; avatar.alt = `${hero.name}'s avatar`; }
     await loadStories();
     $('story-hero').value = hero.id;
     $('story-status').textContent = `${hero.name} is ready for a story.`;
