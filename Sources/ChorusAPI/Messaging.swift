@@ -446,11 +446,15 @@ public struct RealtimeEventDTO: Codable, Sendable, Equatable {
     public var story: StoryProgressDTO?
     /// `call.progress` events: what changed in one of the user's calls.
     public var call: CallProgressDTO?
+    /// `playback.progress` events: a playback of the user's as its clips are made.
+    public var playback: PlaybackResponse?
 
     public init(
         type: String, conversationID: String? = nil, message: MessageDTO? = nil, userID: String? = nil, online: Bool? = nil,
-        summaryID: String? = nil, detail: String? = nil, story: StoryProgressDTO? = nil, call: CallProgressDTO? = nil
+        summaryID: String? = nil, detail: String? = nil, story: StoryProgressDTO? = nil, call: CallProgressDTO? = nil,
+        playback: PlaybackResponse? = nil
     ) {
+        self.playback = playback
         self.story = story
         self.call = call
         self.type = type
@@ -472,6 +476,7 @@ public struct RealtimeEventDTO: Codable, Sendable, Equatable {
         case detail
         case story
         case call
+        case playback
     }
 }
 
@@ -732,13 +737,79 @@ public struct SummaryResponse: Codable, Sendable, Equatable {
 /// `POST /conversations/{id}/playback` body: the last N messages (1–30, default 10) in their senders' voices.
 public struct PlaybackRequest: Codable, Sendable, Equatable {
     public var last: Int?
+    /// `true`: answer at once with the clips pending and fill them in while the app plays the first ones
+    /// (`playback.progress` events, `GET /conversations/{id}/playbacks/{playback_id}`); absent or `false`: answer when
+    /// every clip is made.
+    public var stream: Bool?
 
-    public init(last: Int? = nil) {
+    public init(last: Int? = nil, stream: Bool? = nil) {
         self.last = last
+        self.stream = stream
     }
 
     enum CodingKeys: String, CodingKey {
         case last
+        case stream
+    }
+}
+
+/// One message's clip in a playback, in playing order: `pending` while it is made, then `ready` (with its audio and
+/// length) or `failed` (with why).
+public struct PlaybackClipDTO: Codable, Sendable, Equatable {
+    /// 1 for the oldest message played.
+    public var position: Int
+    public var messageID: String
+    public var sender: String
+    /// `pending`, `ready` or `failed`.
+    public var state: String
+    public var durationMs: Int?
+    /// The clip alone (16-bit PCM WAV), a short-lived signed URL, when ready.
+    public var audioURL: String?
+    /// Ready from the speech cache (nothing generated for this playback).
+    public var cached: Bool?
+    /// Why the clip could not be made, when failed.
+    public var error: String?
+
+    public init(
+        position: Int, messageID: String, sender: String, state: String, durationMs: Int? = nil, audioURL: String? = nil,
+        cached: Bool? = nil, error: String? = nil
+    ) {
+        self.position = position
+        self.messageID = messageID
+        self.sender = sender
+        self.state = state
+        self.durationMs = durationMs
+        self.audioURL = audioURL
+        self.cached = cached
+        self.error = error
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case position
+        case messageID = "message_id"
+        case sender
+        case state
+        case durationMs = "duration_ms"
+        case audioURL = "audio_url"
+        case cached
+        case error
+    }
+}
+
+/// What a playback that could not be produced offers instead: the conversation's summary.
+public struct PlaybackFallbackDTO: Codable, Sendable, Equatable {
+    public var message: String
+    /// `POST` here for the summary (`/conversations/{id}/summary`).
+    public var summaryPath: String
+
+    public init(message: String, summaryPath: String) {
+        self.message = message
+        self.summaryPath = summaryPath
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case message
+        case summaryPath = "summary_path"
     }
 }
 
@@ -764,23 +835,47 @@ public struct PlaybackEntryDTO: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /conversations/{id}/playback` answer: one WAV file with each participant in their own voice, 300 ms between
-/// speakers, and the speaker timeline.
+/// `POST /conversations/{id}/playback` and `GET /conversations/{id}/playbacks/{playback_id}` answer, and the
+/// `playback` of `playback.progress` events: the clips in playing order as they are made and, once every clip is made
+/// (`status` `ready` or `partial`), one WAV file of the ready clips with each participant in their own voice, 300 ms
+/// between speakers, and the speaker timeline; `failed` (no clip could be made) offers the summary instead.
 public struct PlaybackResponse: Codable, Sendable, Equatable {
-    public var audioURL: String
-    public var durationMs: Int
+    public var playbackID: String
+    public var conversationID: String
+    /// `generating`, `ready` (every clip), `partial` (some clips failed; the file has the others) or `failed`.
+    public var status: String
+    /// The joined WAV file, once `ready` or `partial`.
+    public var audioURL: String?
+    public var durationMs: Int?
+    /// Who speaks when in the joined file (ready clips only); empty until then.
     public var timeline: [PlaybackEntryDTO]
+    public var clips: [PlaybackClipDTO]
+    /// When `failed`: the summary to listen to instead.
+    public var fallback: PlaybackFallbackDTO?
 
-    public init(audioURL: String, durationMs: Int, timeline: [PlaybackEntryDTO]) {
+    public init(
+        playbackID: String, conversationID: String, status: String, audioURL: String? = nil, durationMs: Int? = nil,
+        timeline: [PlaybackEntryDTO] = [], clips: [PlaybackClipDTO] = [], fallback: PlaybackFallbackDTO? = nil
+    ) {
+        self.playbackID = playbackID
+        self.conversationID = conversationID
+        self.status = status
         self.audioURL = audioURL
         self.durationMs = durationMs
         self.timeline = timeline
+        self.clips = clips
+        self.fallback = fallback
     }
 
     enum CodingKeys: String, CodingKey {
+        case playbackID = "playback_id"
+        case conversationID = "conversation_id"
+        case status
         case audioURL = "audio_url"
         case durationMs = "duration_ms"
         case timeline
+        case clips
+        case fallback
     }
 }
 

@@ -186,22 +186,76 @@ public struct ConversationsClient: Sendable {
     }
 
     /// The conversation's last messages read aloud, each in its sender's voice (cloned or default), joined into one
-    /// WAV file with a timeline of who speaks when.
+    /// WAV file with a timeline of who speaks when, answered when every clip is made (the server makes several at a
+    /// time). To start playing the first clip while the others are made, use ``playbackUpdates(of:last:)``.
+    ///
+    /// A clip that cannot be made is reported in ``ConversationPlayback/clips`` (status ``ConversationPlayback/Status/partial``,
+    /// the file has the others); when none can, the status is ``ConversationPlayback/Status/failed`` and
+    /// ``ConversationPlayback/fallbackMessage`` offers the summary (``summary(of:last:)``).
     ///
     /// - Parameters:
     ///   - conversationID: the conversation.
     ///   - last: how many of the latest messages with text, 1–30.
-    /// - Throws: ``ChorusError/validation(_:)`` (field `last`) out of range; ``ChorusError/rateLimited(retryAfter:)``
-    ///   when the user's speech generations for the day are used up; ``ChorusError/api(status:detail:)`` with 400 when
-    ///   there is nothing to play, 503 with ``VoiceClient/speechUnavailableMessage``; ``ChorusError/notFound`` for a
-    ///   conversation the user is not a member of.
+    /// - Throws: ``ChorusError/validation(_:)`` (field `last`) out of range; ``ChorusError/api(status:detail:)`` with
+    ///   400 when there is nothing to play; ``ChorusError/notFound`` for a conversation the user is not a member of.
     public func playback(of conversationID: String, last: Int = 10) async throws -> ConversationPlayback {
         var request = try API.Messaging.playback.request(conversationID, json: PlaybackRequest(last: last))
         request.request.idempotent = true  // each message's speech is generated once, the joined file stored once
-        do {
-            return try ConversationPlayback(try await session.send(request))
-        } catch ChorusError.server(status: 503, _) {
-            throw ChorusError.api(status: 503, detail: VoiceClient.speechUnavailableMessage)
+        return try ConversationPlayback(try await session.send(request))
+    }
+
+    /// Starts a playback of the conversation's last messages and answers at once, with every clip pending (or ready
+    /// from the cache); the clips fill in on the server (``MessagingEvent/playbackUpdated(_:)``,
+    /// ``playbackState(id:in:)``).
+    ///
+    /// - Throws: as ``playback(of:last:)``.
+    public func startPlayback(of conversationID: String, last: Int = 10) async throws -> ConversationPlayback {
+        let request = try API.Messaging.playback.request(conversationID, json: PlaybackRequest(last: last, stream: true))
+        return try ConversationPlayback(try await session.send(request))
+    }
+
+    /// A playback started with ``startPlayback(of:last:)`` as it stands now.
+    ///
+    /// - Throws: ``ChorusError/notFound`` when the playback is unknown (another user's, or older than an hour).
+    public func playbackState(id playbackID: String, in conversationID: String) async throws -> ConversationPlayback {
+        try ConversationPlayback(try await session.send(API.Messaging.playbackState.request(conversationID, playbackID)))
+    }
+
+    /// A playback of the conversation's last messages as it fills in: the started playback first, then each time a
+    /// clip becomes ready or fails, ending with the finished playback (``ConversationPlayback/isFinished``). Play
+    /// ``ConversationPlayback/Clip/audioURL`` of each ready clip in order while the rest are made.
+    ///
+    /// ```swift
+    /// for try await playback in chorus.conversations.playbackUpdates(of: conversationID, last: 30) {
+    ///     player.enqueue(playback.clips.filter { $0.state == .ready })
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - interval: how often the server is asked, in seconds (0.05–5).
+    /// - Throws: as ``startPlayback(of:last:)``; the stream ends with the error.
+    public func playbackUpdates(of conversationID: String, last: Int = 10, interval: TimeInterval = 0.25) -> AsyncThrowingStream<
+        ConversationPlayback, any Error
+    > {
+        let pause = Duration.milliseconds(Int((min(max(interval, 0.05), 5) * 1000).rounded()))
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    var playback = try await startPlayback(of: conversationID, last: last)
+                    continuation.yield(playback)
+                    while !playback.isFinished {
+                        try await Task.sleep(for: pause)
+                        let next = try await playbackState(id: playback.id, in: conversationID)
+                        // Only changes: a clip made or failed, or the playback finished.
+                        if next.clips.map(\.state) != playback.clips.map(\.state) || next.isFinished { continuation.yield(next) }
+                        playback = next
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
         }
     }
 

@@ -20,10 +20,12 @@ import WebSocketKit
 /// - transcription while recording (`GET /audio/stream`): from the last chunk of a 30 s recording to the final
 ///   transcript, the provider's share apart (`--streaming-only` measures only this, ``StreamingTranscriptionBench``);
 /// - fan-out of a new message to 200 connected WebSockets;
-/// - peak memory while 20 clients upload 10 MB recordings at once.
+/// - peak memory while 20 clients upload 10 MB recordings at once;
+/// - conversation playback of the last 10 and 30 messages: time to the first clip and to the whole timeline, cold and
+///   warm (`--playback-only` measures only this).
 struct Messages: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Voice messages: cached speech, transcription overhead, WebSocket fan-out, upload memory.")
+        abstract: "Voice messages: cached speech, transcription overhead, WebSocket fan-out, upload memory, conversation playback.")
 
     @ArgumentParser.Option(help: "Seconds of cached-speech load (after a 1 s warm-up).")
     var seconds: Double = 5
@@ -49,13 +51,31 @@ struct Messages: AsyncParsableCommand {
     @ArgumentParser.Option(help: "Readings the Realtime emulator makes deviate from their text (exercises the verbatim retries).")
     var deviatingReadings: Int = 0
 
+    @ArgumentParser.Option(help: "Conversation playbacks measured, by number of messages (each cold, then warm).")
+    var playbackMessages: [Int] = [10, 30]
+
+    @ArgumentParser.Option(help: "Clips of one playback made at the same time (CHORUS_VOICE_PLAYBACK_CONCURRENCY).")
+    var playbackConcurrency: Int = 4
+
+    @ArgumentParser.Flag(help: "Measure only the conversation playback.")
+    var playbackOnly = false
+
     func run() async throws {
-        let server = try await BenchServer.start(extra: ["CHORUS_VOICE_DAILY_GENERATIONS": "100000"])
+        let server = try await BenchServer.start(extra: [
+            "CHORUS_VOICE_DAILY_GENERATIONS": "100000", "CHORUS_VOICE_PLAYBACK_CONCURRENCY": String(playbackConcurrency),
+        ])
         let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var clientConfiguration = HTTPClient.Configuration()
         clientConfiguration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
         let client = HTTPClient(eventLoopGroupProvider: .shared(clientGroup), configuration: clientConfiguration)
         do {
+            if playbackOnly {
+                try await measurePlayback(client, server: server)
+                try await client.shutdown()
+                try await clientGroup.shutdownGracefully()
+                await server.stop()
+                return
+            }
             if streamingOnly {
                 try await StreamingTranscriptionBench(
                     server: server, client: client, clientGroup: clientGroup, recordings: streamedRecordings, speed: max(0.1, streamSpeed)
@@ -74,6 +94,7 @@ struct Messages: AsyncParsableCommand {
                 server: server, client: client, clientGroup: clientGroup, recordings: streamedRecordings, speed: max(0.1, streamSpeed)
             ).run()
             try await measureFanOut(client, server: server, clientGroup: clientGroup)
+            try await measurePlayback(client, server: server)
         } catch {
             try? await client.shutdown()
             await server.stop()
@@ -342,6 +363,52 @@ struct Messages: AsyncParsableCommand {
             String(
                 format: "fan-out to %d sockets (50 members x 4 devices), %d messages: p50 %.2f ms, p99 %.2f ms from the send request, %d incomplete",
                 sockets.count, messages, p50, p99, incomplete))
+    }
+
+    // MARK: Playback
+
+    /// The last N messages in their senders' voices (`POST /conversations/{id}/playback` with `stream`): time to the
+    /// first playable clip and to the whole timeline, cold (every clip generated) and warm (every clip cached), read
+    /// by polling the playback every 5 ms.
+    private func measurePlayback(_ client: HTTPClient, server: BenchServer) async throws {
+        let lines = [
+            "Soccer practice moved to Saturday at nine.", "I can drive, the car seats are in my trunk.", "Who brings the orange slices?",
+            "Grandma lands at six on Friday, gate twelve.", "I'll pick her up after work.",
+        ]
+        for count in playbackMessages where (1...30).contains(count) {
+            let (alice, bob, conversation) = try await conversationPair(client, server: server)
+            for index in 0..<count {
+                let _: MessageDTO = try await server.send(
+                    client, .POST, "/conversations/\(conversation)/messages",
+                    json: SendMessageRequest(
+                        clientMessageID: "playback-\(index)", sendMode: "text", content: "\(lines[index % lines.count]) (\(index + 1))"),
+                    token: index % 2 == 0 ? alice.token : bob.token)
+            }
+            for run in ["cold", "warm"] {
+                let clock = ContinuousClock()
+                let start = clock.now
+                var playback: PlaybackResponse = try await server.send(
+                    client, .POST, "/conversations/\(conversation)/playback", json: PlaybackRequest(last: count, stream: true), token: bob.token)
+                let answered = clock.now - start
+                var firstClip: Duration? = playback.clips.first?.state == "ready" ? answered : nil
+                let deadline = clock.now + .seconds(300)
+                while playback.status == "generating", clock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                    playback = try await server.send(
+                        client, .GET, "/conversations/\(conversation)/playbacks/\(playback.playbackID)", token: bob.token)
+                    if firstClip == nil, playback.clips.first?.state != "pending" { firstClip = clock.now - start }
+                }
+                let full = clock.now - start
+                let ready = playback.clips.filter { $0.state == "ready" }.count
+                let cached = playback.clips.filter { $0.cached == true }.count
+                print(
+                    String(
+                        format:
+                            "playback of %d messages, %@, %d clips at a time: answered in %.0f ms, first clip %.0f ms, whole timeline %.0f ms (%@, %d/%d clips ready, %d from the cache, %.1f s of audio)",
+                        count, run, playbackConcurrency, answered.seconds * 1000, (firstClip ?? full).seconds * 1000, full.seconds * 1000,
+                        playback.status, ready, count, cached, Double(playback.durationMs ?? 0) / 1000))
+            }
+        }
     }
 
     private func percentiles(_ values: [Double]) -> (Double, Double) {

@@ -166,8 +166,18 @@ struct MessagingVoiceProfileTests {
             #expect(playback.duration >= last.end && playback.duration > 0)
             let middle = playback.timeline[1]
             #expect(playback.entry(at: (middle.start + middle.end) / 2)?.messageID == middle.messageID)
-            let wav = try await Self.download(playback.audioURL)
+            #expect(playback.status == .ready && playback.clips.map(\.state) == [.ready, .ready, .ready])
+            let wav = try await Self.download(try #require(playback.audioURL))
             #expect(wav.status == 200 && wav.body.prefix(4) == Data("RIFF".utf8))
+            // The same playback as it fills in: started at once, then finished; every clip is cached by now.
+            var updates: [ConversationPlayback] = []
+            for try await update in bob.chorus.conversations.playbackUpdates(of: direct.id, last: 3, interval: 0.05) { updates.append(update) }
+            let finished = try #require(updates.last)
+            #expect(updates.count >= 1 && finished.isFinished && finished.status == .ready)
+            #expect(finished.clips.allSatisfy { $0.isCached && $0.audioURL != nil } && finished.timeline == playback.timeline)
+            let again = try await bob.chorus.conversations.playbackState(id: finished.id, in: direct.id)
+            #expect(again.id == finished.id && again.status == .ready)
+            #expect(await chorusStatus { try await alice.chorus.conversations.playbackState(id: finished.id, in: direct.id) } == 404)
             #expect(await chorusStatus { try await bob.chorus.conversations.playback(of: direct.id, last: 31) } == 422)
 
             // Daily digest: off until subscribed, then evening in New York, then off again.

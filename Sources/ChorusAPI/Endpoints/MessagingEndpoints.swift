@@ -90,6 +90,8 @@ extension API.Messaging {
     public static let storedSummary = Endpoint<NoContent, SummaryResponse>(.get, "/conversations/{conversation_id}/summaries/{summary_id}")
     /// `POST /conversations/{conversation_id}/playback`: the last messages in their senders' voices, as one WAV file.
     public static let playback = Endpoint<PlaybackRequest, PlaybackResponse>(.post, "/conversations/{conversation_id}/playback")
+    /// `GET /conversations/{conversation_id}/playbacks/{playback_id}`: a playback's clips as they are made (`stream`).
+    public static let playbackState = Endpoint<NoContent, PlaybackResponse>(.get, "/conversations/{conversation_id}/playbacks/{playback_id}")
     /// `GET /conversations/{conversation_id}/digest`: the caller's daily digest schedule for the conversation.
     public static let digest = Endpoint<NoContent, DigestSubscriptionDTO>(.get, "/conversations/{conversation_id}/digest")
     /// `PUT /conversations/{conversation_id}/digest`: sets it (morning, evening or off, in a time zone).
@@ -109,7 +111,7 @@ extension API.Messaging {
         star.erased, unstar.erased, speech.erased,
         uploadAudio.erased, audioStream.erased, audio.erased, transcribe.erased, speechAudio.erased, createVoiceProfile.erased, confirmVoiceProfile.erased,
         voiceProfile.erased, deleteVoiceProfile.erased, defaultVoices.erased,
-        summary.erased, storedSummary.erased, playback.erased, digest.erased, setDigest.erased,
+        summary.erased, storedSummary.erased, playback.erased, playbackState.erased, digest.erased, setDigest.erased,
         realtime.erased,
     ]
 }

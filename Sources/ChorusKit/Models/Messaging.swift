@@ -254,6 +254,9 @@ public enum MessagingEvent: Sendable, Hashable {
     /// A line of one of the user's calls was just spoken (`call.progress`), while the call goes on: show the
     /// conversation live. Lines can arrive out of order; sort by ``CallDetail/TranscriptLine/offset``.
     case callTranscript(callSID: String, line: CallDetail.TranscriptLine)
+    /// A playback started with ``ConversationsClient/playbackUpdates(of:last:)`` changed: a clip became ready or
+    /// failed, or every clip is made (`playback.progress`).
+    case playbackUpdated(ConversationPlayback)
     /// The server refused something this connection sent, e.g. typing in a conversation the user is not a member
     /// of; `detail` says what.
     case error(detail: String)
@@ -287,6 +290,12 @@ public enum MessagingEvent: Sendable, Hashable {
             case (nil, let line?, nil): self = .callTranscript(callSID: dto.call?.callSid ?? "", line: CallDetail.TranscriptLine(line))
             default: self = .unknown(dto.type)
             }
+        case ("playback.progress", _, _, _):
+            guard let playback = dto.playback.flatMap({ try? ConversationPlayback($0) }) else {
+                self = .unknown(dto.type)
+                return
+            }
+            self = .playbackUpdated(playback)
         case ("error", _, _, _): self = .error(detail: dto.detail ?? "")
         default: self = .unknown(dto.type)
         }
@@ -424,8 +433,9 @@ public struct ConversationSummary: Sendable, Hashable, Identifiable {
     }
 }
 
-/// The last messages of a conversation read aloud, each in its sender's voice, as one WAV file, from
-/// ``ConversationsClient/playback(of:last:)``.
+/// The last messages of a conversation read aloud, each in its sender's voice: their clips as they are made, then one
+/// WAV file of them, from ``ConversationsClient/playback(of:last:)`` (when every clip is made) or
+/// ``ConversationsClient/playbackUpdates(of:last:)`` (as the clips fill in, to start playing the first at once).
 public struct ConversationPlayback: Sendable, Hashable {
     /// One message of the playback: who speaks, from when to when.
     public struct Entry: Sendable, Hashable {
@@ -447,12 +457,70 @@ public struct ConversationPlayback: Sendable, Hashable {
         }
     }
 
-    /// A short-lived signed URL of the WAV file (it supports `Range`).
-    public var audioURL: URL
-    /// The file's length, in seconds.
+    /// One message's clip, in playing order.
+    public struct Clip: Sendable, Hashable {
+        /// Being made, ready to play, or failed (``error`` says why).
+        public enum State: String, Sendable, Hashable {
+            case pending, ready, failed
+        }
+
+        /// 1 for the oldest message played.
+        public var position: Int
+        public var messageID: String
+        public var sender: String
+        public var state: State
+        /// The clip's length in seconds, once ready.
+        public var duration: TimeInterval?
+        /// The clip alone (WAV, a short-lived signed URL), once ready.
+        public var audioURL: URL?
+        /// Served from the speech cache (nothing was generated).
+        public var isCached: Bool
+        public var error: String?
+
+        /// Converts the wire format; an unknown state counts as pending.
+        public init(_ dto: PlaybackClipDTO) {
+            position = dto.position
+            messageID = dto.messageID
+            sender = dto.sender
+            state = State(rawValue: dto.state) ?? .pending
+            duration = dto.durationMs.map { TimeInterval($0) / 1000 }
+            audioURL = dto.audioURL.flatMap(URL.init(string:))
+            isCached = dto.cached ?? false
+            error = dto.error
+        }
+    }
+
+    /// Where the playback stands.
+    public enum Status: String, Sendable, Hashable {
+        /// Clips are still being made.
+        case generating
+        /// Every clip is ready and joined.
+        case ready
+        /// Some clips failed (see ``Clip/error``); the file has the others.
+        case partial
+        /// No clip could be made: offer the summary instead (``fallback``).
+        case failed
+    }
+
+    /// The playback's id (``ConversationsClient/playbackState(id:in:)``).
+    public var id: String
+    public var conversationID: String
+    public var status: Status
+    /// A short-lived signed URL of the joined WAV file (it supports `Range`), once ``Status/ready`` or
+    /// ``Status/partial``.
+    public var audioURL: URL?
+    /// The joined file's length, in seconds (0 until it is made).
     public var duration: TimeInterval
-    /// The messages in the order they play (oldest first), with 300 ms of silence between them.
+    /// The messages in the joined file in the order they play (oldest first), with 300 ms of silence between them.
     public var timeline: [Entry]
+    /// Every message's clip in playing order, as they fill in.
+    public var clips: [Clip]
+    /// When ``Status/failed``: what to tell the user, and that ``ConversationsClient/summary(of:last:)`` is
+    /// the alternative.
+    public var fallbackMessage: String?
+
+    /// Whether every clip is made (the status is no longer ``Status/generating``).
+    public var isFinished: Bool { status != .generating }
 
     /// The message playing at `time` seconds from the start, to show who is speaking; `nil` in the pauses between
     /// messages.
@@ -462,12 +530,20 @@ public struct ConversationPlayback: Sendable, Hashable {
 
     /// Converts the wire format.
     ///
-    /// - Throws: ``ChorusError/decoding(_:)`` when `audio_url` is not a URL.
+    /// - Throws: ``ChorusError/decoding(_:)`` when `audio_url` is not a URL or the status is unknown.
     public init(_ dto: PlaybackResponse) throws {
-        guard let url = URL(string: dto.audioURL) else { throw ChorusError.decoding("playback: audio_url is not a URL: \(dto.audioURL)") }
-        audioURL = url
-        duration = TimeInterval(dto.durationMs) / 1000
+        guard let status = Status(rawValue: dto.status) else { throw ChorusError.decoding("playback: unknown status \(dto.status)") }
+        if let raw = dto.audioURL {
+            guard let url = URL(string: raw) else { throw ChorusError.decoding("playback: audio_url is not a URL: \(raw)") }
+            audioURL = url
+        }
+        id = dto.playbackID
+        conversationID = dto.conversationID
+        self.status = status
+        duration = TimeInterval(dto.durationMs ?? 0) / 1000
         timeline = dto.timeline.map(Entry.init)
+        clips = dto.clips.map(Clip.init)
+        fallbackMessage = dto.fallback?.message
     }
 }
 

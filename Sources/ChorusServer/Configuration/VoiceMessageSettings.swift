@@ -51,6 +51,8 @@ extension ChorusConfiguration {
         /// Messages are classified for urgency by the summary model (`model`) as well as the keyword policy, or by the
         /// keyword policy only (`keywords`) (`CHORUS_VOICE_URGENCY`).
         public var urgencyByModel: Bool
+        /// Clips of one conversation playback generated at the same time (`CHORUS_VOICE_PLAYBACK_CONCURRENCY`).
+        public var playbackConcurrency: Int
 
         static func load(from reader: inout EnvironmentReader) -> VoiceMessageSettings {
             return VoiceMessageSettings(
@@ -93,7 +95,8 @@ extension ChorusConfiguration {
                     case "keywords": false
                     default: nil
                     }
-                }
+                },
+                playbackConcurrency: reader.value("CHORUS_VOICE_PLAYBACK_CONCURRENCY", default: 4, parse: EnvironmentReader.integer(in: 1...16))
             )
         }
 

@@ -10,8 +10,9 @@ import Vapor
 ///   items) through the ``TextGenerator`` with strict structured output, narrated by the narrator voice; stored by the
 ///   set of messages it covers (their ids and texts), so any selection covering the same messages is answered from
 ///   storage for 7 days; generations are limited per user per UTC day (`CHORUS_VOICE_DAILY_SUMMARIES`);
-/// - `POST /conversations/{id}/playback` — the last messages in their senders' own voices joined into one WAV file
-///   with 300 ms between speakers and the speaker timeline.
+/// - `POST /conversations/{id}/playback` — the last messages in their senders' own voices, made concurrently
+///   (``PlaybackGenerator``), joined into one WAV file with 300 ms between speakers and the speaker timeline; with
+///   `stream` answered at once and filled in (`playback.progress`, `GET /conversations/{id}/playbacks/{id}`).
 struct ConversationAudioController: RouteCollection {
     let services: ChorusServices
     var messaging: MessagingServices { services.messaging }
@@ -24,6 +25,8 @@ struct ConversationAudioController: RouteCollection {
 
     /// Concurrent requests for the same summary on this instance make one generation.
     let summaryFlights = SingleFlight<String, SummaryOutcome>()
+    /// Playbacks made on this instance, as they fill in.
+    let playbacks = PlaybackRegistry()
 
     struct SummaryOutcome: Sendable {
         var record: SummaryRecord
@@ -48,6 +51,7 @@ struct ConversationAudioController: RouteCollection {
         let routes = routes.grouped(UserAuthenticator(services: services))
         routes.on(API.Messaging.summary, use: summary)
         routes.on(API.Messaging.playback, use: playback)
+        routes.on(API.Messaging.playbackState, use: playbackState)
         routes.on(API.Messaging.storedSummary, use: storedSummary)
         routes.on(API.Messaging.digest, use: digest)
         routes.on(API.Messaging.setDigest, use: setDigest)
@@ -169,6 +173,9 @@ struct ConversationAudioController: RouteCollection {
 
     // MARK: Playback
 
+    /// `last` messages of the conversation in their senders' voices: the clips made concurrently (bounded), the answer
+    /// given when all are made, or at once with `stream` (the clips fill in: `playback.progress` events and
+    /// `GET /conversations/{id}/playbacks/{playback_id}`).
     @Sendable
     func playback(_ req: Request) async throws -> PlaybackResponse {
         let user = try req.user
@@ -179,45 +186,28 @@ struct ConversationAudioController: RouteCollection {
         let messages = try await req.store.messaging.recentMessages(conversationID: conversation.id, viewer: user.id, since: nil, limit: last)
             .filter { !(($0.content ?? $0.transcript) ?? "").isEmpty }
         guard !messages.isEmpty else { throw APIError.badRequest("There are no messages to play") }
-        // Each message in its sender's voice (WAV so the parts can be joined), generated once and cached like any speech.
-        var clips: [WAVClip] = []
-        var parts: [String] = []
-        let voices = VoiceController(services: services)
-        for message in messages {
-            guard
-                var plan = try await voices.speechPlan(
-                    text: message.content ?? message.transcript ?? "", speakerID: message.senderID, store: req.store)
-            else { continue }
-            plan.template.format = .wav
-            let (entry, _) = try await messaging.speech.speech(plan, requester: user.id, store: req.store, logger: req.logger)
-            guard let key = entry.blobKey.flatMap(BlobKey.init), let audio = try await messaging.blobs.data(key) else {
-                throw APIError.unavailable(retryAfter: 5, detail: SpeechService.failureMessage)
-            }
-            clips.append(WAVClip(messageID: message.id, sender: message.senderName, wav: audio))
-            parts.append("\(message.id)=\(entry.key)")
+        let generator = PlaybackGenerator(services: services, registry: playbacks)
+        let state = generator.start(messages, conversationID: conversation.id, userID: user.id)
+        let store = try req.store
+        guard body.stream == true else {
+            return await generator.run(state, messages: messages, store: store, logger: req.logger, announce: false)
+                .response(services: services, now: services.now())
         }
-        // The same messages in the same voices make the same file: keyed by its parts, stored once.
-        let key = SHA256.hash(data: Data(("playback|" + parts.joined(separator: "|")).utf8)).map { String(format: "%02x", $0) }.joined()
-        let spliced: SplicedAudio
-        do {
-            spliced = try WAVSplicer.splice(clips, gapMs: PlaybackTimeline.defaultGapMs)
-        } catch {
-            req.logger.error("could not join the playback", metadata: ["error": .string("\(error)")])
-            throw APIError.unavailable(retryAfter: 5, detail: SpeechService.failureMessage)
+        let logger = req.logger
+        services.background.track {
+            _ = await generator.run(state, messages: messages, store: store, logger: logger, announce: true)
         }
-        guard let blob = BlobKey(rawValue: "playback/\(key.prefix(2))/\(key).wav") else { throw APIError.notFound("Conversation not found") }
-        let now = services.now()
-        if try await req.store.voices.speechCacheEntry(key: key)?.status != "ready" {
-            try await messaging.blobs.put(blob, data: spliced.wav, contentType: SpeechAudioFormat.wav.contentType)
-            try await req.store.voices.storeSpeech(
-                key: key, blobKey: blob.rawValue, contentType: SpeechAudioFormat.wav.contentType, sizeBytes: spliced.wav.count, now: now)
-        } else {
-            try await req.store.voices.touchSpeech(key: key, now: now)
-        }
-        return PlaybackResponse(
-            audioURL: services.speechURL(key: key, now: now), durationMs: spliced.timeline.totalMs,
-            timeline: spliced.timeline.entries.map {
-                PlaybackEntryDTO(messageID: $0.messageID, sender: $0.sender, startMs: $0.startMs, endMs: $0.endMs)
-            })
+        return state.response(services: services, now: services.now())
+    }
+
+    /// A playback of the user's in this conversation as it stands (made on this instance within the hour).
+    @Sendable
+    func playbackState(_ req: Request) async throws -> PlaybackResponse {
+        let user = try req.user
+        let conversation = try await conversation(req)
+        guard let id = req.parameters.get("playback_id"), let state = playbacks.state(id), state.userID == user.id,
+            state.conversationID == conversation.id
+        else { throw APIError.notFound("Playback not found") }
+        return state.response(services: services, now: services.now())
     }
 }
