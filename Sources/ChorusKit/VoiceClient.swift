@@ -466,12 +466,23 @@ public protocol WebSocketConnection: Sendable {
     ///
     /// - Throws: when the connection is closed or failed (``WebSocketRefused`` when the server refused the upgrade).
     func send(_ text: String) async throws
+    /// Sends a binary message (the audio of ``LiveTranscription``). The default throws `URLError(.unsupportedURL)`.
+    ///
+    /// - Throws: when the connection is closed or failed.
+    func send(_ data: Data) async throws
     /// The next message, waiting for it. Called by one task at a time.
     ///
     /// - Throws: once the connection is closed or failed (``WebSocketRefused`` when the server refused the upgrade).
     func receive() async throws -> WebSocketMessage
     /// Closes the connection; a pending ``receive()`` throws. Closing twice does nothing.
     func close()
+}
+
+extension WebSocketConnection {
+    /// Connections written before binary messages were needed cannot send them.
+    public func send(_ data: Data) async throws {
+        throw URLError(.unsupportedURL)
+    }
 }
 
 /// Opens the WebSockets of ``VoiceClient/connect()``. A ``ChorusClient``'s ``HTTPTransport`` that also conforms to it
@@ -533,6 +544,14 @@ private final class URLSessionWebSocketConnection: WebSocketConnection {
     func send(_ text: String) async throws {
         do {
             try await task.send(.string(text))
+        } catch {
+            throw refusal ?? error
+        }
+    }
+
+    func send(_ data: Data) async throws {
+        do {
+            try await task.send(.data(data))
         } catch {
             throw refusal ?? error
         }

@@ -300,6 +300,10 @@ private struct WebSocketKitConnection: WebSocketConnection {
         try await socket.send(text)
     }
 
+    func send(_ data: Data) async throws {
+        try await socket.send([UInt8](data))
+    }
+
     func receive() async throws -> WebSocketMessage {
         try await mailbox.next()
     }
