@@ -204,9 +204,8 @@ public struct ConversationsClient: Sendable {
         return try ConversationPlayback(try await session.send(request))
     }
 
-    /// Starts a playback of the conversation's last messages and answers at once, with every clip pending (or ready
-    /// from the cache); the clips fill in on the server (``MessagingEvent/playbackUpdated(_:)``,
-    /// ``playbackState(id:in:)``).
+    /// Starts a playback of the conversation's last messages and answers at once, with every clip pending; the clips
+    /// fill in on the server, cached ones at once (``MessagingEvent/playbackUpdated(_:)``, ``playbackState(id:in:)``).
     ///
     /// - Throws: as ``playback(of:last:)``.
     public func startPlayback(of conversationID: String, last: Int = 10) async throws -> ConversationPlayback {

@@ -49,7 +49,7 @@ struct MessagingModelTests {
     }
 
     @Test("realtime events: each type to its case; pong is not an event; unknown or incomplete ones are unknown")
-    func events() {
+    func events() throws {
         let message = Self.dto()
         #expect(
             MessagingEvent(RealtimeEventDTO(type: "message.created", conversationID: "c1", message: message)) == .messageCreated(Message(message)))
@@ -77,6 +77,22 @@ struct MessagingModelTests {
         #expect(spoken == .callTranscript(callSID: "CA1", line: CallDetail.TranscriptLine(line)))
         if case .callTranscript(_, let received) = spoken { #expect(received.speaker == .callee && received.offset == 2.14) }
         #expect(MessagingEvent(RealtimeEventDTO(type: "call.progress")) == .unknown("call.progress"))
+        let playback = PlaybackResponse(
+            playbackID: "p1", conversationID: "c1", status: "generating",
+            clips: [
+                PlaybackClipDTO(position: 1, messageID: "m1", sender: "Alice", state: "ready", durationMs: 1_500, audioURL: "https://x.test/a.wav", cached: true),
+                PlaybackClipDTO(position: 2, messageID: "m2", sender: "Bob", state: "pending"),
+            ])
+        let progress = MessagingEvent(RealtimeEventDTO(type: "playback.progress", conversationID: "c1", playback: playback))
+        #expect(progress == .playbackUpdated(try ConversationPlayback(playback)))
+        if case .playbackUpdated(let received) = progress {
+            #expect(received.status == .generating && !received.isFinished && received.audioURL == nil && received.duration == 0)
+            #expect(received.clips.map(\.state) == [.ready, .pending] && received.clips[0].duration == 1.5 && received.clips[0].isCached)
+        }
+        #expect(MessagingEvent(RealtimeEventDTO(type: "playback.progress", conversationID: "c1")) == .unknown("playback.progress"))
+        var unknownStatus = playback
+        unknownStatus.status = "paused"
+        #expect(MessagingEvent(RealtimeEventDTO(type: "playback.progress", playback: unknownStatus)) == .unknown("playback.progress"))
         #expect(MessagingEvent(RealtimeEventDTO(type: "pong")) == nil)
         #expect(MessagingEvent(RealtimeEventDTO(type: "reaction.added", conversationID: "c1")) == .unknown("reaction.added"))
         #expect(MessagingEvent(RealtimeEventDTO(type: "message.created")) == .unknown("message.created"))
