@@ -336,8 +336,14 @@ class BrowserTests(unittest.TestCase):
 
     def test_05_story(self):
         self.fill("hero-name", "Mia")
+        # An HD avatar (issue 21): drawn, then shown beside the form at the image's full size.
+        Select(self.driver.find_element(By.ID, "hero-avatar")).select_by_value("hd")
         self.driver.find_element(By.CSS_SELECTOR, "#hero-form button").click()
-        self.wait(lambda d: "Mia" in self.text("story-status"), message="a hero")
+        self.wait(lambda d: "Mia is ready for a story." == self.text("story-status"), timeout=40, message="a hero with an avatar")
+        avatar = self.driver.find_element(By.ID, "hero-avatar-out")
+        self.wait(lambda d: avatar.is_displayed() and d.execute_script("return arguments[0].naturalWidth", avatar) == 1024,
+                  message="the avatar is shown")
+        self.assertEqual(avatar.get_attribute("alt"), "Mia's avatar")
         self.assertFalse(self.driver.find_element(By.ID, "no-hero").is_displayed())
         self.fill("story-length", "1")
         self.fill("story-pictures", "1")
