@@ -233,9 +233,9 @@ public struct ConversationsClient: Sendable {
     /// - Parameters:
     ///   - interval: how often the server is asked, in seconds (0.05–5).
     /// - Throws: as ``startPlayback(of:last:)``; the stream ends with the error.
-    public func playbackUpdates(of conversationID: String, last: Int = 10, interval: TimeInterval = 0.25) -> AsyncThrowingStream<
-        ConversationPlayback, any Error
-    > {
+    public func playbackUpdates(
+        of conversationID: String, last: Int = 10, interval: TimeInterval = 0.25
+    ) -> AsyncThrowingStream<ConversationPlayback, any Error> {
         let pause = Duration.milliseconds(Int((min(max(interval, 0.05), 5) * 1000).rounded()))
         return AsyncThrowingStream { continuation in
             let task = Task {

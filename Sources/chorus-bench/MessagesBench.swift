@@ -381,7 +381,8 @@ struct Messages: AsyncParsableCommand {
                 let _: MessageDTO = try await server.send(
                     client, .POST, "/conversations/\(conversation)/messages",
                     json: SendMessageRequest(
-                        clientMessageID: "playback-\(index)", sendMode: "text", content: "\(lines[index % lines.count]) (\(index + 1))"),
+                        clientMessageID: "playback-\(index)", sendMode: "text",
+                        content: "\(lines[index % lines.count]) (\(index + 1) of \(count))"),
                     token: index % 2 == 0 ? alice.token : bob.token)
             }
             for run in ["cold", "warm"] {

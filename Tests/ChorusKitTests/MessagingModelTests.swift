@@ -80,7 +80,8 @@ struct MessagingModelTests {
         let playback = PlaybackResponse(
             playbackID: "p1", conversationID: "c1", status: "generating",
             clips: [
-                PlaybackClipDTO(position: 1, messageID: "m1", sender: "Alice", state: "ready", durationMs: 1_500, audioURL: "https://x.test/a.wav", cached: true),
+                PlaybackClipDTO(
+                    position: 1, messageID: "m1", sender: "Alice", state: "ready", durationMs: 1_500, audioURL: "https://x.test/a.wav", cached: true),
                 PlaybackClipDTO(position: 2, messageID: "m2", sender: "Bob", state: "pending"),
             ])
         let progress = MessagingEvent(RealtimeEventDTO(type: "playback.progress", conversationID: "c1", playback: playback))

@@ -75,7 +75,8 @@ struct PlaybackTests {
         return try reply.decode(PlaybackResponse.self)
     }
 
-    @Test("9 clips of 600 ms, 3 at a time: about 3 clip times, never more than 3 in flight; again from the cache for free", arguments: TestDatabase.all)
+    @Test(
+        "9 clips of 600 ms, 3 at a time: about 3 clip times, never more than 3 in flight; again from the cache for free", arguments: TestDatabase.all)
     func concurrentAndBounded(_ database: TestDatabase) async throws {
         let clip = Duration.milliseconds(600)
         let speech = SlowSpeech { _ in clip }
@@ -127,7 +128,9 @@ struct PlaybackTests {
         }
     }
 
-    @Test("streamed: answered at once, clip 1 ready (and playable) before the last is made, events in order, then the state", arguments: TestDatabase.all)
+    @Test(
+        "streamed: answered at once, clip 1 ready (and playable) before the last is made, events in order, then the state",
+        arguments: TestDatabase.all)
     func streamFillsIn(_ database: TestDatabase) async throws {
         let clip = Duration.milliseconds(300)
         let speech = SlowSpeech { _ in clip }
@@ -202,7 +205,8 @@ struct PlaybackTests {
             let (mom, _, id) = try await Self.conversation(server, texts: ["Hello."])
             let path = "/conversations/\(id)/playback"
             for body in [#"{"last": 0}"#, #"{"last": 31}"#, #"{"last": 1e300}"#, #"{"last": "ten"}"#, #"{"stream": "yes"}"#, #"[1]"#] {
-                let reply = try await server.request(.POST, path, token: mom.token, body: Data(body.utf8), headers: [("Content-Type", "application/json")])
+                let reply = try await server.request(
+                    .POST, path, token: mom.token, body: Data(body.utf8), headers: [("Content-Type", "application/json")])
                 #expect([400, 422].contains(reply.status), "\(body): \(reply.status) \(reply.text)")
             }
             #expect(try await server.request(.POST, "/conversations/unknown/playback", token: mom.token, json: PlaybackRequest()).status == 404)

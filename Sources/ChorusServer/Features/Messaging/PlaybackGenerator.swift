@@ -219,7 +219,9 @@ struct PlaybackGenerator {
             let spliced = try WAVSplicer.splice(clips, gapMs: PlaybackTimeline.defaultGapMs)
             // The same messages in the same voices make the same file: keyed by its parts, stored once.
             let key = SHA256.hash(data: Data(("playback|" + parts.joined(separator: "|")).utf8)).map { String(format: "%02x", $0) }.joined()
-            guard let blob = BlobKey(rawValue: "playback/\(key.prefix(2))/\(key).wav") else { throw ProviderError.invalidResponse("bad playback key") }
+            guard let blob = BlobKey(rawValue: "playback/\(key.prefix(2))/\(key).wav") else {
+                throw ProviderError.invalidResponse("bad playback key")
+            }
             let now = services.now()
             if try await store.voices.speechCacheEntry(key: key)?.status != "ready" {
                 try await messaging.blobs.put(blob, data: spliced.wav, contentType: SpeechAudioFormat.wav.contentType)
