@@ -97,7 +97,8 @@ public struct PriceTable: Sendable, Equatable {
     ///   ~900 characters a minute) plus the instructions and text in ($0.60 per 1M) and the transcript out ($2.40 per
     ///   1M), about $1 more; verbatim retries are not included;
     /// - transcription per minute: `whisper-1` $0.006, `gpt-4o-transcribe` $0.006, `gpt-4o-mini-transcribe` $0.003,
-    ///   `gpt-transcribe` $0.0045;
+    ///   `gpt-transcribe` $0.0045; `gpt-live-transcribe` (live audio, issue 21) $0.006, an **estimate**: the notes give
+    ///   no price, so it is priced like `gpt-4o-transcribe`, the live model it replaces, rather than metered at $0;
     /// - chat (not in the notes; OpenAI list prices to verify): `gpt-4o-mini` $0.15 / $0.60, `gpt-4.1-mini`
     ///   $0.40 / $1.60, `gpt-4o` $2.50 / $10, `gpt-5-mini` $0.25 / $2, `gpt-5.4-mini` (the default text model since
     ///   issue 22) $0.75 / $4.50 per 1M input / output tokens, reasoning tokens billed as output;
@@ -117,6 +118,7 @@ public struct PriceTable: Sendable, Equatable {
         ],
         transcriptionUSDPerMinute: [
             "whisper-1": 0.006, "gpt-4o-transcribe": 0.006, "gpt-4o-mini-transcribe": 0.003, "gpt-transcribe": 0.0045,
+            "gpt-live-transcribe": 0.006,
         ],
         chatUSDPerMillionTokens: [
             "gpt-4o-mini": TokenPrice(inputUSDPerMillion: 0.15, outputUSDPerMillion: 0.60),

@@ -9,7 +9,7 @@ extension ChorusConfiguration {
         /// `gpt-transcribe` only the detected languages, judged with the recording (``TranscriptQuality``).
         public var transcriptionModel: String
         /// The model of transcription while recording (`GET /audio/stream`), in an OpenAI Realtime transcription
-        /// session (`CHORUS_VOICE_LIVE_TRANSCRIPTION_MODEL`, default `gpt-4o-transcribe`).
+        /// session (`CHORUS_VOICE_LIVE_TRANSCRIPTION_MODEL`, default `gpt-live-transcribe`, OpenAI's model for live audio).
         public var liveTranscriptionModel: String
         /// Seconds a recording stream may stay silent (no message from the app) before it is closed
         /// (`CHORUS_VOICE_STREAM_IDLE_SECONDS`, default 15).
@@ -57,7 +57,7 @@ extension ChorusConfiguration {
         static func load(from reader: inout EnvironmentReader) -> VoiceMessageSettings {
             return VoiceMessageSettings(
                 transcriptionModel: reader.string("CHORUS_VOICE_TRANSCRIPTION_MODEL") ?? "gpt-transcribe",
-                liveTranscriptionModel: reader.string("CHORUS_VOICE_LIVE_TRANSCRIPTION_MODEL") ?? "gpt-4o-transcribe",
+                liveTranscriptionModel: reader.string("CHORUS_VOICE_LIVE_TRANSCRIPTION_MODEL") ?? "gpt-live-transcribe",
                 streamIdleSeconds: reader.value(
                     "CHORUS_VOICE_STREAM_IDLE_SECONDS", default: 15, parse: EnvironmentReader.number(in: 0.1...300, of: "seconds")),
                 maxUploadBytes: reader.value(
