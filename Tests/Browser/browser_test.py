@@ -9,6 +9,7 @@ CHORUS_ARTIFACTS (where screenshots go), CHROME_BINARY and CHROMEDRIVER.
 import base64
 import json
 import os
+import re
 import shlex
 import subprocess
 import time
@@ -326,9 +327,21 @@ class BrowserTests(unittest.TestCase):
         record.click()
         self.wait(lambda d: record.get_attribute("aria-pressed") == "true", message="recording")
         time.sleep(2)
+        # Issue 21: the recording streams to GET /audio/stream while it is made (the fake microphone's beeps, PCM16 at
+        # 24 kHz through the AudioWorklet); the sandbox transcription session's transcript fills the review box.
+        self.assertIn("transcribing as you speak", self.text("messages-status"))
         record.click()
-        self.wait(lambda d: d.find_element(By.ID, "review").is_displayed(), timeout=40, message="the recording is transcribed")
-        self.assertTrue(self.driver.find_element(By.ID, "review-transcript").get_attribute("value"))
+        self.wait(lambda d: "transcribed while recording" in self.text("messages-status"), timeout=40,
+                  message=f"the recording is transcribed while recording (status: {self.text('messages-status')!r})")
+        self.assertTrue(self.driver.find_element(By.ID, "review").is_displayed())
+        transcript = self.driver.find_element(By.ID, "review-transcript").get_attribute("value")
+        self.assertRegex(transcript, r"^This is a sandbox transcription of \d+\.\d seconds of audio\.$")
+        seconds = float(re.search(r"of (\d+\.\d) seconds", transcript).group(1))
+        self.assertTrue(1.0 <= seconds <= 6.0, f"about 2 s were streamed, the sandbox heard {seconds} s")
+        # The review player plays the WAV the page built from the PCM it streamed.
+        self.wait(lambda d: d.execute_script(
+            "const a = document.getElementById('review-audio'); return a.readyState >= 1 && a.duration > 1"),
+            timeout=20, message="the review audio loads")
         self.shot("06-playground-voice-review")
         self.driver.find_element(By.ID, "send-voice").click()
         self.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#messages li audio"), message="the message is in the thread")

@@ -520,53 +520,185 @@ $('conversation-form').addEventListener('submit', async (event) => {
 let recorder = null;
 let recording = null;
 
-/** Records with MediaRecorder, then converts to 16-bit WAV (what every browser can record into, the API accepts). */
+/** Records through an AudioWorklet (`/assets/pcm-recorder.js`: PCM16, 24 kHz, mono) and streams the audio to
+ * `GET /audio/stream` while recording, so the transcript arrives moments after Stop (partial transcripts fill the
+ * review box as they come). When the stream cannot start, or the server answers an `error` event, the recording made
+ * in the page is uploaded as a WAV file instead (`POST /audio` then `POST /transcriptions`). Browsers without
+ * AudioWorklet record with MediaRecorder and upload. */
 $('record').addEventListener('click', async () => {
-  if (recorder) { recorder.stop(); return; }
+  if (recorder) { const current = recorder; recorder = null; await current.stop(); return; }
+  let stream = null;
   try {
-    const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
-    const chunks = [];
-    recorder = new MediaRecorder(stream);
-    recorder.addEventListener('dataavailable', (event) => chunks.push(event.data));
-    recorder.addEventListener('stop', async () => {
-      stream.getTracks().forEach((track) => track.stop());
-      recorder = null;
-      $('record').textContent = 'Record';
-      $('record').setAttribute('aria-pressed', 'false');
-      try { await review(await toWAV(new Blob(chunks, { type: chunks[0]?.type }))); } catch (error) { fail('messages-status', error); }
-    });
-    recorder.start();
+    stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+    recorder = window.AudioWorkletNode ? await streamRecording(stream) : uploadRecording(stream);
+    recording = null;
+    $('review').hidden = true;
     $('record').textContent = 'Stop';
     $('record').setAttribute('aria-pressed', 'true');
-    $('messages-status').textContent = 'Recording…';
-  } catch (error) { fail('messages-status', error); }
+  } catch (error) {
+    stream?.getTracks().forEach((track) => track.stop());
+    fail('messages-status', error);
+  }
 });
+
+function recordingStopped() {
+  $('record').textContent = 'Record';
+  $('record').setAttribute('aria-pressed', 'false');
+}
+
+/** The old path: MediaRecorder, then a WAV upload once the recording is over. */
+function uploadRecording(stream) {
+  const chunks = [];
+  const media = new MediaRecorder(stream);
+  media.addEventListener('dataavailable', (event) => chunks.push(event.data));
+  const stopped = new Promise((resolve) => media.addEventListener('stop', resolve));
+  media.start();
+  $('messages-status').textContent = 'Recording…';
+  return {
+    async stop() {
+      media.stop();
+      await stopped;
+      stream.getTracks().forEach((track) => track.stop());
+      recordingStopped();
+      try { await review(await toWAV(new Blob(chunks, { type: chunks[0]?.type }))); } catch (error) { fail('messages-status', error); }
+    },
+  };
+}
+
+/** Streams the microphone to `GET /audio/stream` as it records; keeps the PCM to play it back (and to upload it when
+ * the stream fails). */
+async function streamRecording(stream) {
+  const context = new AudioContext({ sampleRate: 24000 });
+  await context.audioWorklet.addModule('/assets/pcm-recorder.js');
+  const source = context.createMediaStreamSource(stream);
+  const worklet = new AudioWorkletNode(context, 'pcm-recorder');
+  source.connect(worklet);
+  const frames = [];
+  const pending = [];
+  let failure = null;
+  let ready = false;
+  let transcript = '';
+  let settle;
+  const outcome = new Promise((resolve) => { settle = resolve; });
+  let flushed;
+  const drained = new Promise((resolve) => { flushed = resolve; });
+
+  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+  const socket = new WebSocket(`${scheme}://${location.host}/audio/stream?access_token=${encodeURIComponent(tokens.access_token)}`);
+  socket.binaryType = 'arraybuffer';
+  socket.addEventListener('open', () => socket.send(JSON.stringify({ type: 'start', format: 'pcm16', sample_rate: 24000 })));
+  socket.addEventListener('message', (event) => {
+    let data;
+    try { data = JSON.parse(event.data); } catch { return; }
+    if (data.type === 'ready') {
+      ready = true;
+      pending.splice(0).forEach((frame) => socket.send(frame));
+    } else if (data.type === 'transcript.delta') {
+      transcript += data.delta ?? '';
+      $('review-transcript').value = transcript;
+      $('review').hidden = false;
+    } else if (data.type === 'transcript.completed') {
+      settle({ completed: data });
+    } else if (data.type === 'error') {
+      failure = data;
+      $('messages-status').textContent = `Live transcription stopped (${data.detail ?? data.code}); the recording will be uploaded when you stop.`;
+      settle({ failed: data });
+    }
+  });
+  let stopping = false;
+  socket.addEventListener('close', () => {
+    if (!failure && !stopping) {
+      failure = { detail: ready ? 'the connection closed' : 'the live transcription could not start' };
+      $('messages-status').textContent = `Live transcription stopped (${failure.detail}); the recording will be uploaded when you stop.`;
+    }
+    settle({ failed: failure ?? { detail: 'the connection closed before the transcript' } });
+  });
+  worklet.port.onmessage = (event) => {
+    if (event.data.done) { flushed(); return; }
+    const frame = event.data.pcm;
+    frames.push(frame);
+    if (failure) return;
+    if (ready && socket.readyState === WebSocket.OPEN) socket.send(frame);
+    else if (socket.readyState <= WebSocket.OPEN) pending.push(frame);
+  };
+  $('messages-status').textContent = 'Recording… (transcribing as you speak)';
+
+  return {
+    async stop() {
+      stopping = true;
+      $('record').disabled = true;
+      worklet.port.postMessage('flush');
+      await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, 1000))]);
+      source.disconnect();
+      stream.getTracks().forEach((track) => track.stop());
+      context.close();
+      recordingStopped();
+      const wav = pcmToWAV(frames, 24000);
+      if (ready && !failure && socket.readyState === WebSocket.OPEN) {
+        $('messages-status').textContent = 'Finishing the transcript…';
+        $('review-transcript').value = transcript;
+        $('review-audio').src = URL.createObjectURL(wav);
+        $('send-voice').disabled = true;
+        socket.send(JSON.stringify({ type: 'end' }));
+      } else {
+        failure ??= { detail: 'the live transcription had not started' };
+        socket.close();
+      }
+      const result = await outcome;
+      $('send-voice').disabled = false;
+      $('record').disabled = false;
+      try {
+        if (result.completed) {
+          const { audio, transcript: final } = result.completed;
+          recording = audio.audio_id;
+          $('review-audio').src = URL.createObjectURL(wav);
+          $('review-transcript').value = final.transcript;
+          $('review').hidden = false;
+          $('messages-status').textContent = `Recorded ${audio.duration_seconds.toFixed(1)} s, transcribed while recording. Review it, then send.`;
+        } else if (result.failed.audio) {
+          // The recording is stored but its transcript failed: transcribe the stored file.
+          await review(wav, result.failed.audio, `Live transcription failed (${result.failed.detail ?? result.failed.code}): `);
+        } else {
+          await review(wav, null, `Live transcription failed (${result.failed.detail ?? result.failed.code}): uploading instead. `);
+        }
+      } catch (error) { fail('messages-status', error); }
+    },
+  };
+}
+
+/** A 16-bit mono WAV file of PCM16 frames (ArrayBuffers). */
+function pcmToWAV(frames, sampleRate) {
+  const length = frames.reduce((total, frame) => total + frame.byteLength, 0);
+  const header = new ArrayBuffer(44);
+  const view = new DataView(header);
+  const text = (offset, value) => [...value].forEach((c, i) => view.setUint8(offset + i, c.charCodeAt(0)));
+  text(0, 'RIFF'); view.setUint32(4, 36 + length, true); text(8, 'WAVE');
+  text(12, 'fmt '); view.setUint32(16, 16, true); view.setUint16(20, 1, true); view.setUint16(22, 1, true);
+  view.setUint32(24, sampleRate, true); view.setUint32(28, sampleRate * 2, true); view.setUint16(32, 2, true); view.setUint16(34, 16, true);
+  text(36, 'data'); view.setUint32(40, length, true);
+  return new Blob([header, ...frames], { type: 'audio/wav' });
+}
 
 async function toWAV(blob) {
   const context = new AudioContext();
   const audio = await context.decodeAudioData(await blob.arrayBuffer());
   context.close();
   const samples = audio.getChannelData(0);
-  const buffer = new ArrayBuffer(44 + samples.length * 2);
-  const view = new DataView(buffer);
-  const text = (offset, value) => [...value].forEach((c, i) => view.setUint8(offset + i, c.charCodeAt(0)));
-  text(0, 'RIFF'); view.setUint32(4, 36 + samples.length * 2, true); text(8, 'WAVE');
-  text(12, 'fmt '); view.setUint32(16, 16, true); view.setUint16(20, 1, true); view.setUint16(22, 1, true);
-  view.setUint32(24, audio.sampleRate, true); view.setUint32(28, audio.sampleRate * 2, true); view.setUint16(32, 2, true); view.setUint16(34, 16, true);
-  text(36, 'data'); view.setUint32(40, samples.length * 2, true);
-  samples.forEach((sample, i) => view.setInt16(44 + i * 2, Math.max(-1, Math.min(1, sample)) * 0x7fff, true));
-  return new Blob([buffer], { type: 'audio/wav' });
+  const pcm = new Int16Array(samples.length);
+  samples.forEach((sample, i) => { pcm[i] = Math.max(-1, Math.min(1, sample)) * 0x7fff; });
+  return pcmToWAV([pcm.buffer], audio.sampleRate);
 }
 
-async function review(wav) {
-  $('messages-status').textContent = 'Uploading and transcribing…';
-  const upload = await (await raw('POST', '/audio', { body: wav, contentType: 'audio/wav' })).json();
-  const transcript = await api('POST', '/transcriptions', { audio_id: upload.audio_id });
-  recording = upload.audio_id;
+/** Uploads a finished recording (unless `upload` is an already stored one) and transcribes it as a file. */
+async function review(wav, upload = null, note = '') {
+  $('messages-status').textContent = `${note}Uploading and transcribing…`;
+  const stored = upload ?? await (await raw('POST', '/audio', { body: wav, contentType: 'audio/wav' })).json();
+  const transcript = await api('POST', '/transcriptions', { audio_id: stored.audio_id });
+  recording = stored.audio_id;
   $('review-audio').src = URL.createObjectURL(wav);
   $('review-transcript').value = transcript.transcript;
   $('review').hidden = false;
-  $('messages-status').textContent = `Recorded ${upload.duration_seconds.toFixed(1)} s. Review it, then send.`;
+  $('messages-status').textContent = `${note}Recorded ${stored.duration_seconds.toFixed(1)} s. Review it, then send.`;
 }
 
 $('send-voice').addEventListener('click', async () => {
