@@ -114,6 +114,11 @@ struct SystemTests {
             #expect(page.headers.first(name: "Content-Security-Policy")?.contains("script-src 'self'") == true)
             let script = try await server.request(.GET, "/assets/playground.js")
             #expect(script.status == 200 && script.text.contains("/mobile/calls/") && script.text.contains("/sandbox/app-store/purchases"))
+            // The recorder streams to GET /audio/stream through its AudioWorklet, a same-origin module ('self' allows it).
+            #expect(script.text.contains("/audio/stream") && script.text.contains("addModule('/assets/pcm-recorder.js')"))
+            let worklet = try await server.request(.GET, "/assets/pcm-recorder.js")
+            #expect(worklet.status == 200 && worklet.headers.first(name: "Content-Type")?.hasPrefix("text/javascript") == true)
+            #expect(worklet.text.contains("registerProcessor('pcm-recorder'"))
         }
         for environment in [["CHORUS_PLAYGROUND": "false"], ["CHORUS_ENVIRONMENT": "production"]] {
             try await TestServer.run(on: .sqlite, environment: environment) { server in
