@@ -28,6 +28,7 @@ import Testing
             "ChorusServer.CreateRateLimitWindows",
             "ChorusServer.CreateCallCosts",
             "ChorusServer.AddVoiceProfileConfirmation",
+            "ChorusServer.CreatePlaybacks",
         ])
     }
 }

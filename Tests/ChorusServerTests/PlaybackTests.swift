@@ -3,6 +3,7 @@ import ChorusCore
 import ChorusProviders
 import Foundation
 import NIOConcurrencyHelpers
+import SQLKit
 import Testing
 
 @testable import ChorusServer
@@ -211,6 +212,108 @@ struct PlaybackTests {
             }
             #expect(try await server.request(.POST, "/conversations/unknown/playback", token: mom.token, json: PlaybackRequest()).status == 404)
             #expect(speech.snapshot.started == 0)
+        }
+    }
+
+    @Test(
+        "a streamed playback is read on another instance of the same database while it fills in and when done; expired ones are 404 and swept",
+        arguments: TestDatabase.all)
+    func readOnAnotherInstance(_ database: TestDatabase) async throws {
+        let speech = SlowSpeech { _ in .milliseconds(400) }
+        let provisioned = try database.make()
+        defer { provisioned.drop() }
+        let maker = try await TestServer.start(
+            database: provisioned, environment: ["CHORUS_VOICE_PLAYBACK_CONCURRENCY": "1", "CHORUS_VOICE_URGENCY": "keywords"],
+            options: .testing().fake(\.messageSpeech, speech))
+        let other = try await TestServer.start(database: provisioned)
+        do {
+            let (mom, dad, id) = try await Self.conversation(maker, texts: (1...4).map { "Part \($0) of the trip." })
+            let started = try await Self.play(maker, dad, id, PlaybackRequest(last: 4, stream: true))
+            #expect(started.status == "generating")
+            let path = "/conversations/\(id)/playbacks/\(started.playbackID)"
+
+            // While it is made: the other instance sees clips ready as they are stored, the rest still pending.
+            var partial: PlaybackResponse?
+            try await other.eventually("the other instance sees a clip ready") {
+                let reply = try await other.request(.GET, path, token: dad.token)
+                guard reply.status == 200 else { return false }
+                let read = try reply.decode(PlaybackResponse.self)
+                guard read.clips.contains(where: { $0.state == "ready" }) else { return false }
+                partial = read
+                return true
+            }
+            let seen = try #require(partial)
+            #expect(seen.playbackID == started.playbackID && seen.clips.count == 4)
+            #expect(seen.status != "generating" || (seen.timeline.isEmpty && seen.audioURL == nil))
+
+            // When done: the same state on both instances; the clip URLs are signed on the answering instance and play there.
+            var finished: PlaybackResponse?
+            try await other.eventually("the other instance sees it finished") {
+                let read = try await other.request(.GET, path, token: dad.token).decode(PlaybackResponse.self)
+                finished = read
+                return read.status != "generating"
+            }
+            let done = try #require(finished)
+            let local = try await maker.request(.GET, path, token: dad.token).decode(PlaybackResponse.self)
+            #expect(done.status == "ready" && done.timeline.count == 4 && done.durationMs == 4 * 200 + 3 * 300)
+            #expect(done.timeline == local.timeline && done.clips.map(\.state) == local.clips.map(\.state))
+            let joined = try #require(done.audioURL)
+            let audio = try await other.request(.GET, String(joined.dropFirst(other.baseURL.count)))
+            #expect(audio.status == 200 && audio.body.prefix(4) == Data("RIFF".utf8))
+            // Only the requester reads it, in its own conversation.
+            #expect(try await other.request(.GET, path, token: mom.token).status == 404)
+            #expect(try await other.request(.GET, "/conversations/\(id)/playbacks/unknown", token: dad.token).status == 404)
+
+            // Older than an hour: not found on any instance, and the retention sweep deletes it.
+            let sql = other.app.db as! any SQLDatabase
+            let old = Date().addingTimeInterval(-PlaybackStore.lifetime - 1).epochMillis
+            try await sql.raw("UPDATE playbacks SET created_at = \(bind: old) WHERE id = \(bind: started.playbackID)").run()
+            #expect(try await other.request(.GET, path, token: dad.token).status == 404)
+            #expect(try await maker.request(.GET, path, token: dad.token).status == 404)
+            let store = other.app.chorus.store(sql, on: other.app.eventLoopGroup.any())
+            #expect(try await store.playbacks.deleteExpired(now: Date()) == 1)
+            let left = try await sql.raw("SELECT COUNT(*) AS n FROM playbacks WHERE id = \(bind: started.playbackID)").first()?.decode(
+                column: "n", as: Int64.self)
+            #expect(left == 0)
+        } catch {
+            await maker.stop()
+            await other.stop()
+            throw error
+        }
+        await maker.stop()
+        await other.stop()
+    }
+
+    @Test("snapshots written in parallel with shuffled versions: the highest version is the one stored", arguments: TestDatabase.all)
+    func snapshotsNeverGoBack(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database, environment: ["CHORUS_VOICE_URGENCY": "keywords"]) { server in
+            let (_, dad, id) = try await Self.conversation(server, texts: ["One.", "Two."])
+            let userID = try #require(try CompactJWS.payload(dad.token)["sub"] as? String)
+            let store = server.app.chorus.store(server.app.db as! any SQLDatabase, on: server.app.eventLoopGroup.any())
+            let clipCount = 40
+            let base = PlaybackState(
+                id: UUID().uuidString.lowercased(), conversationID: id, userID: userID,
+                clips: (1...clipCount).map { PlaybackState.Clip(messageID: "m\($0)", sender: "Dad") })
+            try await store.playbacks.insert(base, now: Date())
+            // Version n has n clips ready: the stored state tells which version it is.
+            let written = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for version in (1...clipCount).shuffled() {
+                    var state = base
+                    for index in 0..<version { state.clips[index].state = "ready" }
+                    group.addTask { try await store.playbacks.update(state, version: version, now: Date()) }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(written.count == clipCount && written.contains(true))
+            let stored = try #require(try await store.playbacks.snapshot(id: base.id, conversationID: id, userID: userID, now: Date()))
+            #expect(stored.version == clipCount)
+            #expect(stored.state.clips.allSatisfy { $0.state == "ready" })
+            // A late, older snapshot changes nothing.
+            #expect(try await store.playbacks.update(base, version: 3, now: Date()) == false)
+            let after = try #require(try await store.playbacks.snapshot(id: base.id, conversationID: id, userID: userID, now: Date()))
+            #expect(after.version == clipCount && after.state.clips.allSatisfy { $0.state == "ready" })
+            // The JSON round trip keeps the playback as answered.
+            #expect(after.state.response(services: server.app.chorus, now: Date()).clips.count == clipCount)
         }
     }
 }

@@ -130,6 +130,7 @@ extension ChorusStore {
     var jobs: JobStore { JobStore(base: self) }
     var messaging: MessagingStore { MessagingStore(base: self) }
     var metering: MeteringStore { MeteringStore(base: self) }
+    var playbacks: PlaybackStore { PlaybackStore(base: self) }
     var purchases: PurchaseStore { PurchaseStore(base: self) }
     var rateLimits: RateLimitStore { RateLimitStore(base: self) }
     var reports: ReportStore { ReportStore(base: self) }

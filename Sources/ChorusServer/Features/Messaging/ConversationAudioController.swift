@@ -25,8 +25,6 @@ struct ConversationAudioController: RouteCollection {
 
     /// Concurrent requests for the same summary on this instance make one generation.
     let summaryFlights = SingleFlight<String, SummaryOutcome>()
-    /// Playbacks made on this instance, as they fill in.
-    let playbacks = PlaybackRegistry()
 
     struct SummaryOutcome: Sendable {
         var record: SummaryRecord
@@ -186,9 +184,9 @@ struct ConversationAudioController: RouteCollection {
         let messages = try await req.store.messaging.recentMessages(conversationID: conversation.id, viewer: user.id, since: nil, limit: last)
             .filter { !(($0.content ?? $0.transcript) ?? "").isEmpty }
         guard !messages.isEmpty else { throw APIError.badRequest("There are no messages to play") }
-        let generator = PlaybackGenerator(services: services, registry: playbacks)
-        let state = generator.start(messages, conversationID: conversation.id, userID: user.id)
+        let generator = PlaybackGenerator(services: services)
         let store = try req.store
+        let state = try await generator.start(messages, conversationID: conversation.id, userID: user.id, store: store)
         guard body.stream == true else {
             return await generator.run(state, messages: messages, store: store, logger: req.logger, announce: false)
                 .response(services: services, now: services.now())
@@ -200,14 +198,16 @@ struct ConversationAudioController: RouteCollection {
         return state.response(services: services, now: services.now())
     }
 
-    /// A playback of the user's in this conversation as it stands (made on this instance within the hour).
+    /// A playback of the user's in this conversation as it stands (made on any instance within the hour: read from
+    /// `playbacks`).
     @Sendable
     func playbackState(_ req: Request) async throws -> PlaybackResponse {
         let user = try req.user
         let conversation = try await conversation(req)
-        guard let id = req.parameters.get("playback_id"), let state = playbacks.state(id), state.userID == user.id,
-            state.conversationID == conversation.id
+        let now = services.now()
+        guard let id = req.parameters.get("playback_id"),
+            let snapshot = try await req.store.playbacks.snapshot(id: id, conversationID: conversation.id, userID: user.id, now: now)
         else { throw APIError.notFound("Playback not found") }
-        return state.response(services: services, now: services.now())
+        return snapshot.state.response(services: services, now: now)
     }
 }

@@ -4,11 +4,11 @@ import ChorusProviders
 import Crypto
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 
-/// A conversation playback as it is made: each message's clip in its sender's voice, then the clips joined.
-struct PlaybackState: Sendable {
-    struct Clip: Sendable {
+/// A conversation playback as it is made: each message's clip in its sender's voice, then the clips joined. Stored as
+/// JSON in `playbacks` (``PlaybackStore``): the speech keys, not the signed URLs, which are signed when answered.
+struct PlaybackState: Sendable, Codable {
+    struct Clip: Sendable, Codable {
         var messageID: String
         var sender: String
         var state = "pending"
@@ -17,6 +17,14 @@ struct PlaybackState: Sendable {
         var speechKey: String?
         var cached: Bool?
         var error: String?
+
+        enum CodingKeys: String, CodingKey {
+            case messageID = "message_id"
+            case sender, state
+            case durationMs = "duration_ms"
+            case speechKey = "speech_key"
+            case cached, error
+        }
     }
 
     var id: String
@@ -29,6 +37,48 @@ struct PlaybackState: Sendable {
     var timeline: PlaybackTimeline?
 
     var isFinished: Bool { status != "generating" }
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case conversationID = "conversation_id"
+        case userID = "user_id"
+        case status, clips
+        case joinedKey = "joined_key"
+        case timeline
+        case totalMs = "total_ms"
+    }
+
+    init(id: String, conversationID: String, userID: String, clips: [Clip]) {
+        self.id = id
+        self.conversationID = conversationID
+        self.userID = userID
+        self.clips = clips
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        conversationID = try container.decode(String.self, forKey: .conversationID)
+        userID = try container.decode(String.self, forKey: .userID)
+        status = try container.decode(String.self, forKey: .status)
+        clips = try container.decode([Clip].self, forKey: .clips)
+        joinedKey = try container.decodeIfPresent(String.self, forKey: .joinedKey)
+        if let entries = try container.decodeIfPresent([PlaybackEntry].self, forKey: .timeline) {
+            timeline = PlaybackTimeline(entries: entries, totalMs: try container.decode(Int.self, forKey: .totalMs))
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(conversationID, forKey: .conversationID)
+        try container.encode(userID, forKey: .userID)
+        try container.encode(status, forKey: .status)
+        try container.encode(clips, forKey: .clips)
+        try container.encodeIfPresent(joinedKey, forKey: .joinedKey)
+        try container.encodeIfPresent(timeline?.entries, forKey: .timeline)
+        try container.encodeIfPresent(timeline?.totalMs, forKey: .totalMs)
+    }
 
     func response(services: ChorusServices, now: Date) -> PlaybackResponse {
         PlaybackResponse(
@@ -47,47 +97,6 @@ struct PlaybackState: Sendable {
     }
 }
 
-/// The playbacks made on this instance in the last hour, for `GET /conversations/{id}/playbacks/{playback_id}`.
-/// Bounded: the oldest are dropped beyond ``capacity``.
-final class PlaybackRegistry: Sendable {
-    static let lifetime: Duration = .seconds(3_600)
-    static let capacity = 10_000
-
-    private let entries = NIOLockedValueBox<[String: (state: PlaybackState, created: ContinuousClock.Instant)]>([:])
-
-    func insert(_ state: PlaybackState) {
-        let now = ContinuousClock.now
-        entries.withLockedValue { entries in
-            if entries.count >= Self.capacity {
-                entries = entries.filter { now - $0.value.created < Self.lifetime }
-                while entries.count >= Self.capacity, let oldest = entries.min(by: { $0.value.created < $1.value.created }) {
-                    entries.removeValue(forKey: oldest.key)
-                }
-            }
-            entries[state.id] = (state, now)
-        }
-    }
-
-    /// Changes the playback `id` (if still kept) and returns it as changed.
-    @discardableResult
-    func update(_ id: String, _ change: (inout PlaybackState) -> Void) -> PlaybackState? {
-        entries.withLockedValue { entries in
-            guard var entry = entries[id] else { return nil }
-            change(&entry.state)
-            entries[id] = entry
-            return entry.state
-        }
-    }
-
-    func state(_ id: String) -> PlaybackState? {
-        let now = ContinuousClock.now
-        return entries.withLockedValue { entries in
-            guard let entry = entries[id], now - entry.created < Self.lifetime else { return nil }
-            return entry.state
-        }
-    }
-}
-
 /// Makes a playback: every message's clip in its sender's voice, at most `CHORUS_VOICE_PLAYBACK_CONCURRENCY` at a
 /// time (clips in the speech cache cost no provider call), each reported as it becomes ready or fails; then the ready
 /// clips joined in message order, 300 ms apart, into one WAV file stored once per set of clips.
@@ -96,7 +105,6 @@ struct PlaybackGenerator {
     static let fallbackMessage = "Couldn't play the conversation right now. Listen to the summary instead."
 
     let services: ChorusServices
-    let registry: PlaybackRegistry
     var messaging: MessagingServices { services.messaging }
 
     /// One clip made or failed.
@@ -109,20 +117,23 @@ struct PlaybackGenerator {
         var error: String?
     }
 
-    /// A new playback of `messages` (oldest first), registered with its clips pending.
-    func start(_ messages: [MessageRecord], conversationID: String, userID: String) -> PlaybackState {
+    /// A new playback of `messages` (oldest first), stored with its clips pending (version 0).
+    func start(_ messages: [MessageRecord], conversationID: String, userID: String, store: ChorusStore) async throws -> PlaybackState {
         let state = PlaybackState(
             id: UUID().uuidString.lowercased(), conversationID: conversationID, userID: userID,
             clips: messages.map { PlaybackState.Clip(messageID: $0.id, sender: $0.senderName) })
-        registry.insert(state)
+        try await store.playbacks.insert(state, now: services.now())
         return state
     }
 
-    /// Makes the clips of `state` and joins them; with `announce`, each change is sent to the user as a
-    /// `playback.progress` event. Never throws: failures are reported per clip, and `failed` offers the summary.
+    /// Makes the clips of `state` and joins them; with `announce` (streamed), each change is stored as a snapshot and
+    /// sent to the user as a `playback.progress` event; the finished playback is always stored. Never throws: failures
+    /// are reported per clip, and `failed` offers the summary.
     func run(
         _ state: PlaybackState, messages: [MessageRecord], store: ChorusStore, logger: Logger, announce: Bool
     ) async -> PlaybackState {
+        // This task's state is authoritative; each stored snapshot carries a higher version than the one before.
+        var version = 0
         let bound = max(1, services.configuration.voiceMessages.playbackConcurrency)
         var current = state
         var wavs = [Data?](repeating: nil, count: messages.count)
@@ -136,8 +147,11 @@ struct PlaybackGenerator {
             while let outcome = await group.next() {
                 wavs[outcome.index] = outcome.wav
                 current.clips[outcome.index].apply(outcome)
-                registry.update(state.id) { $0.clips[outcome.index].apply(outcome) }
-                if announce { await publish(current) }
+                if announce {
+                    version += 1
+                    await save(current, version: version, store: store, logger: logger)
+                    await publish(current)
+                }
                 if next < messages.count {
                     let index = next
                     group.addTask { await self.clip(index, messages[index], requester: state.userID, store: store, logger: logger) }
@@ -146,10 +160,19 @@ struct PlaybackGenerator {
             }
         }
         current = await join(current, wavs: wavs, store: store, logger: logger)
-        let finished = current
-        registry.update(state.id) { $0 = finished }
+        await save(current, version: version + 1, store: store, logger: logger)
         if announce { await publish(current) }
         return current
+    }
+
+    /// Stores a snapshot; a failed write is logged (the events and the answer still carry the state).
+    private func save(_ state: PlaybackState, version: Int, store: ChorusStore, logger: Logger) async {
+        do {
+            try await store.playbacks.update(state, version: version, now: services.now())
+        } catch {
+            logger.warning(
+                "could not store the playback state", metadata: ["playback_id": .string(state.id), "error": .string("\(error)")])
+        }
     }
 
     private func publish(_ state: PlaybackState) async {

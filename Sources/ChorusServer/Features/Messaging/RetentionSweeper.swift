@@ -3,7 +3,7 @@ import NIOConcurrencyHelpers
 import SQLKit
 import Vapor
 
-/// Deletes expired recordings, unused generated speech, cloned voices never confirmed within a day (and realtime
+/// Deletes expired recordings, unused generated speech, cloned voices never confirmed within a day, playbacks older than an hour (and realtime
 /// payloads older than an hour) periodically (every
 /// `CHORUS_VOICE_RETENTION_SWEEP_SECONDS`). Deleting is idempotent, so instances sweeping at the same time do no harm.
 final class RetentionSweeper: LifecycleHandler, Sendable {
@@ -28,6 +28,8 @@ final class RetentionSweeper: LifecycleHandler, Sendable {
                     if speech > 0 { logger.info("deleted unused generated speech", metadata: ["count": .stringConvertible(speech)]) }
                     let voices = try await VoiceData(services: services).sweepUnconfirmedVoices(store: store, now: services.now(), logger: logger)
                     if voices > 0 { logger.info("deleted unconfirmed cloned voices", metadata: ["count": .stringConvertible(voices)]) }
+                    let playbacks = try await store.playbacks.deleteExpired(now: services.now())
+                    if playbacks > 0 { logger.info("deleted expired playbacks", metadata: ["count": .stringConvertible(playbacks)]) }
                     // Large realtime events are read by every instance within moments of their notification.
                     try await store.messaging.deleteRealtimePayloads(before: Date().addingTimeInterval(-3_600))
                 } catch {

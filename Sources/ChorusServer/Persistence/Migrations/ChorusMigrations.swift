@@ -25,5 +25,6 @@ enum ChorusMigrations {
         CreateRateLimitWindows(),
         CreateCallCosts(),
         AddVoiceProfileConfirmation(),
+        CreatePlaybacks(),
     ]
 }
