@@ -111,6 +111,21 @@ final class APISession: Sendable {
         return try Self.check(second)
     }
 
+    /// Opens the WebSocket of `path` (an endpoint's path, relative to the base URL like every request), signed with
+    /// `accessToken`, through the transport when it can open WebSockets (else URLSession).
+    func openWebSocket(path: String, accessToken: String) async throws -> any WebSocketConnection {
+        guard var components = URLComponents(url: baseURL.appendingPathComponent(String(path.drop { $0 == "/" })), resolvingAgainstBaseURL: false) else {
+            throw ChorusError.network(URLError(.badURL))
+        }
+        components.scheme = components.scheme?.lowercased() == "https" ? "wss" : "ws"
+        guard let url = components.url else { throw ChorusError.network(URLError(.badURL)) }
+        var request = URLRequest(url: url, timeoutInterval: options.timeout)
+        request.setValue("Bearer \(accessToken)", forHTTPHeaderField: "Authorization")
+        request.setValue("mobile", forHTTPHeaderField: "X-App-Type")
+        let transport = (transport as? any WebSocketTransport) ?? URLSessionTransport()
+        return try await transport.openWebSocket(request)
+    }
+
     /// Forces a refresh now (joining one already in flight).
     func refreshNow() async throws {
         _ = try await refresher.tokens(replacing: nil) { try await self.refresh(with: $0) }

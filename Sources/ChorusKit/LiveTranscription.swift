@@ -29,17 +29,7 @@ extension VoiceClient {
     }
 
     private func openLive(accessToken: String, language: String?, longForm: Bool) async throws -> LiveTranscription {
-        let path = API.Messaging.audioStream.path().dropFirst()  // relative to the base URL, like every request
-        guard var components = URLComponents(url: session.baseURL.appendingPathComponent(String(path)), resolvingAgainstBaseURL: false) else {
-            throw ChorusError.network(URLError(.badURL))
-        }
-        components.scheme = components.scheme?.lowercased() == "https" ? "wss" : "ws"
-        guard let url = components.url else { throw ChorusError.network(URLError(.badURL)) }
-        var request = URLRequest(url: url, timeoutInterval: session.options.timeout)
-        request.setValue("Bearer \(accessToken)", forHTTPHeaderField: "Authorization")
-        request.setValue("mobile", forHTTPHeaderField: "X-App-Type")
-        let transport = (session.transport as? any WebSocketTransport) ?? URLSessionTransport()
-        let socket = try await transport.openWebSocket(request)
+        let socket = try await session.openWebSocket(path: API.Messaging.audioStream.path(), accessToken: accessToken)
         do {
             try await socket.send(LiveTranscription.encode(AudioStreamClientMessage.start(language: language, longForm: longForm)))
             // The first event: `ready`, or the refusal.

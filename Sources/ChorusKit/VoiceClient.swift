@@ -276,20 +276,9 @@ public struct VoiceClient: Sendable {
     ///
     /// - Throws: ``WebSocketRefused`` for a 401 (to refresh and try again), ``ChorusError`` for the rest.
     private func open(accessToken: String) async throws -> MessagingConnection {
-        let path = API.Messaging.realtime.path().dropFirst()  // relative to the base URL, like every request
-        guard var components = URLComponents(url: session.baseURL.appendingPathComponent(String(path)), resolvingAgainstBaseURL: false) else {
-            throw ChorusError.network(URLError(.badURL))
-        }
-        components.scheme = components.scheme?.lowercased() == "https" ? "wss" : "ws"
-        guard let url = components.url else { throw ChorusError.network(URLError(.badURL)) }
-        var request = URLRequest(url: url, timeoutInterval: session.options.timeout)
-        request.setValue("Bearer \(accessToken)", forHTTPHeaderField: "Authorization")
-        request.setValue("mobile", forHTTPHeaderField: "X-App-Type")
-        let transport = (session.transport as? any WebSocketTransport) ?? URLSessionTransport()
-
         var socket: (any WebSocketConnection)?
         do {
-            let opened = try await transport.openWebSocket(request)
+            let opened = try await session.openWebSocket(path: API.Messaging.realtime.path(), accessToken: accessToken)
             socket = opened
             let early = try await Self.withTimeout(session.options.timeout, onTimeout: { opened.close() }) {
                 try await Self.handshake(opened)
@@ -300,7 +289,7 @@ public struct VoiceClient: Sendable {
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
             if let refusal = error as? WebSocketRefused {
                 if refusal.status == 401 { throw refusal }
-                guard let response = HTTPURLResponse(url: url, statusCode: refusal.status, httpVersion: nil, headerFields: nil) else {
+                guard let response = HTTPURLResponse(url: session.baseURL, statusCode: refusal.status, httpVersion: nil, headerFields: nil) else {
                     throw ChorusError.api(status: refusal.status, detail: HTTPURLResponse.localizedString(forStatusCode: refusal.status))
                 }
                 throw ChorusError.from(status: refusal.status, body: Data(), response: response)
