@@ -412,11 +412,10 @@ struct Messages: AsyncParsableCommand {
         }
     }
 
+    /// p50 and p99 of durations in seconds, in milliseconds.
     private func percentiles(_ values: [Double]) -> (Double, Double) {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return (0, 0) }
-        func at(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.down)))] * 1000 }
-        return (at(0.5), at(0.99))
+        let (p50, p99) = medianAndP99(values)
+        return (p50 * 1000, p99 * 1000)
     }
 
     private func format(_ duration: Duration) -> String { String(format: "%.2f s", duration.seconds) }
@@ -439,4 +438,12 @@ struct MemoryUsage {
         }
         return MemoryUsage(residentMiB: kib("VmRSS:") / 1024, peakMiB: kib("VmHWM:") / 1024)
     }
+}
+
+/// The median and the 99th percentile of `values` (nearest rank, in the values' unit); zeros when there are none.
+func medianAndP99(_ values: [Double]) -> (Double, Double) {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return (0, 0) }
+    func at(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.down)))] }
+    return (at(0.5), at(0.99))
 }

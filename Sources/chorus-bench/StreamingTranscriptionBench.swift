@@ -56,9 +56,9 @@ struct StreamingTranscriptionBench {
             provider.append(timing.providerMs)
             serverShare.append(max(0, elapsed - timing.providerMs))
         }
-        let (totalP50, totalP99) = Self.percentiles(total)
-        let (providerP50, providerP99) = Self.percentiles(provider)
-        let (serverP50, serverP99) = Self.percentiles(serverShare)
+        let (totalP50, totalP99) = medianAndP99(total)
+        let (providerP50, providerP99) = medianAndP99(provider)
+        let (serverP50, serverP99) = medianAndP99(serverShare)
         print(
             String(
                 format:
@@ -118,12 +118,6 @@ struct StreamingTranscriptionBench {
         return (Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15, event)
     }
 
-    static func percentiles(_ values: [Double]) -> (Double, Double) {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return (0, 0) }
-        func at(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.down)))] }
-        return (at(0.5), at(0.99))
-    }
 }
 
 struct BenchStreamError: Error, CustomStringConvertible {
