@@ -8,9 +8,11 @@ CHORUS_ARTIFACTS (where screenshots go), CHROME_BINARY and CHROMEDRIVER.
 
 import base64
 import json
+import math
 import os
 import re
 import shlex
+import struct
 import subprocess
 import time
 import unittest
@@ -18,6 +20,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
+import wave
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -93,11 +96,21 @@ class BrowserTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         os.makedirs(ARTIFACTS, exist_ok=True)
+        # The fake microphone plays a steady tone (its default beeps are short and quiet enough that a 2 s recording
+        # can sit under the sandbox transcriber's silence level): 1 s of 440 Hz at a third of full scale, looped.
+        tone = os.path.join(ARTIFACTS, "microphone-tone.wav")
+        with wave.open(tone, "wb") as file:
+            file.setnchannels(1)
+            file.setsampwidth(2)
+            file.setframerate(48000)
+            file.writeframes(b"".join(
+                struct.pack("<h", int(10000 * math.sin(2 * math.pi * 440 * i / 48000))) for i in range(48000)))
         options = webdriver.ChromeOptions()
         options.binary_location = os.environ.get("CHROME_BINARY", "/usr/bin/chromium")
         for argument in [
             "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,2000",
             "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream", "--autoplay-policy=no-user-gesture-required",
+            f"--use-file-for-fake-audio-capture={tone}",
         ]:
             options.add_argument(argument)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -346,6 +359,38 @@ class BrowserTests(unittest.TestCase):
         self.driver.find_element(By.ID, "send-voice").click()
         self.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#messages li audio"), message="the message is in the thread")
         self.shot("07-playground-voice-sent")
+
+    def test_04b_voice_message_upload_fallback(self):
+        # When the stream cannot start (here its socket is pointed at a path that refuses the upgrade), the recording
+        # the page made is uploaded and transcribed as a file, and the status line says so.
+        self.driver.execute_script("""
+            const Original = window.WebSocket;
+            window.chorusOriginalWebSocket = Original;
+            window.WebSocket = class extends Original {
+              constructor(url, ...rest) { super(String(url).replace('/audio/stream', '/audio/no-stream'), ...rest); }
+            };""")
+        try:
+            record = self.driver.find_element(By.ID, "record")
+            record.click()
+            self.wait(lambda d: "the live transcription could not start" in self.text("messages-status"), timeout=20,
+                      message="the failed stream is announced while recording")
+            self.assertEqual(record.get_attribute("aria-pressed"), "true")
+            time.sleep(1.5)
+            record.click()
+            self.wait(lambda d: "Review it, then send." in self.text("messages-status"), timeout=40,
+                      message=f"the recording is uploaded instead (status: {self.text('messages-status')!r})")
+            self.assertIn("uploading instead", self.text("messages-status"))
+            transcript = self.driver.find_element(By.ID, "review-transcript").get_attribute("value")
+            self.assertRegex(transcript, r"^This is a sandbox transcription of \d+\.\d seconds of audio\.$")
+            before = len(self.driver.find_elements(By.CSS_SELECTOR, "#messages li audio"))
+            self.driver.find_element(By.ID, "send-voice").click()
+            self.wait(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#messages li audio")) == before + 1,
+                      message="the uploaded message is in the thread")
+            # The refused upgrade is the one error in the console (tearDown fails on any other).
+            errors = [e["message"] for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
+            self.assertTrue(errors and all("/audio/no-stream" in message for message in errors), errors)
+        finally:
+            self.driver.execute_script("window.WebSocket = window.chorusOriginalWebSocket;")
 
     def test_05_story(self):
         self.fill("hero-name", "Mia")
