@@ -567,17 +567,17 @@ public struct VoiceProfileResponse: Codable, Sendable, Equatable {
     public var previewURL: String?
     /// The voice used when there is no cloned voice.
     public var defaultVoice: String
-
-    public init(
-        status: VoiceProfileStatus, createdAt: Date?, consentedAt: Date?, consentStatement: String?, script: String?, previewURL: String?,
-        defaultVoice: String, confirmedAt: Date? = nil, expiresAt: Date? = nil, message: String? = nil
-    ) {
     /// When the owner confirmed the voice (`ready` only).
     public var confirmedAt: Date?
     /// When an unconfirmed voice will be deleted (`pending_confirmation`, `requires_verification`).
     public var expiresAt: Date?
     /// What to do next, for a state other than `ready` and `none`.
     public var message: String?
+
+    public init(
+        status: VoiceProfileStatus, createdAt: Date?, consentedAt: Date?, consentStatement: String?, script: String?, previewURL: String?,
+        defaultVoice: String, confirmedAt: Date? = nil, expiresAt: Date? = nil, message: String? = nil
+    ) {
         self.status = status
         self.createdAt = createdAt
         self.consentedAt = consentedAt
@@ -585,27 +585,27 @@ public struct VoiceProfileResponse: Codable, Sendable, Equatable {
         self.script = script
         self.previewURL = previewURL
         self.defaultVoice = defaultVoice
+        self.confirmedAt = confirmedAt
+        self.expiresAt = expiresAt
+        self.message = message
     }
 
     enum CodingKeys: String, CodingKey {
         case status
         case createdAt = "created_at"
-        self.confirmedAt = confirmedAt
-        self.expiresAt = expiresAt
-        self.message = message
         case consentedAt = "consented_at"
         case consentStatement = "consent_statement"
         case script
         case previewURL = "preview_url"
         case defaultVoice = "default_voice"
+        case confirmedAt = "confirmed_at"
+        case expiresAt = "expires_at"
+        case message
     }
 }
 
 /// `POST /messages/{id}/speech` answer: the message spoken in its sender's voice.
 public struct SpeechResponse: Codable, Sendable, Equatable {
-        case confirmedAt = "confirmed_at"
-        case expiresAt = "expires_at"
-        case message
     /// A short-lived signed URL of the audio (supports `Range`).
     public var audioURL: String
     public var contentType: String

@@ -326,27 +326,30 @@ public struct VoiceProfile: Sendable, Hashable {
     public var previewURL: URL?
     /// The voice used for the user's messages when there is no cloned voice (see ``VoiceClient/defaultVoices()``).
     public var defaultVoice: String
-
-    /// Whether the user's messages are spoken in their cloned voice.
-    public var hasClonedVoice: Bool { status == .ready }
-
-    /// Converts the wire format.
-    public init(_ dto: VoiceProfileResponse) {
-        status = dto.status
-        createdAt = dto.createdAt
-        consentedAt = dto.consentedAt
     /// When the user confirmed the voice (`ready` only).
     public var confirmedAt: Date?
     /// When the server deletes a voice that was never confirmed.
     public var expiresAt: Date?
     /// What to tell the user about a voice that is not ready yet.
     public var message: String?
+
+    /// Whether the user's messages are spoken in their cloned voice.
+    public var hasClonedVoice: Bool { status == .ready }
+    /// Whether the voice waits for the user to hear ``previewURL`` and confirm it.
+    public var needsConfirmation: Bool { status == .pendingConfirmation }
+
+    /// Converts the wire format.
+    public init(_ dto: VoiceProfileResponse) {
+        status = dto.status
+        createdAt = dto.createdAt
+        consentedAt = dto.consentedAt
         consentStatement = dto.consentStatement
         script = dto.script
         previewURL = dto.previewURL.flatMap(URL.init(string:))
-    /// Whether the voice waits for the user to hear ``previewURL`` and confirm it.
-    public var needsConfirmation: Bool { status == .pendingConfirmation }
         defaultVoice = dto.defaultVoice
+        confirmedAt = dto.confirmedAt
+        expiresAt = dto.expiresAt
+        message = dto.message
     }
 }
 
@@ -356,9 +359,6 @@ public struct Speech: Sendable, Hashable {
     public typealias VoiceKind = SpeechVoiceKind
 
     /// A short-lived signed URL of the audio: play it without the access token (it supports `Range`). Ask for the
-        confirmedAt = dto.confirmedAt
-        expiresAt = dto.expiresAt
-        message = dto.message
     /// speech again for a fresh URL once it has expired (403); that does not generate it again.
     public var audioURL: URL
     /// The audio's media type, e.g. `audio/mpeg`.
