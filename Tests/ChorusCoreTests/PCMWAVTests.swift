@@ -29,6 +29,22 @@ struct PCMWAVTests {
         #expect(try PCMWAV.wrap(pcm16LittleEndian: Data(), sampleRate: 16_000).count == PCMWAV.headerSize)
     }
 
+    /// A header written before its audio (a spooled stream) and rewritten once the size is known.
+    @Test func headerAloneForAudioWrittenAfterIt() throws {
+        let placeholder = try PCMWAV.header(dataByteCount: 0, sampleRate: 24_000)
+        #expect(placeholder.count == PCMWAV.headerSize)
+        #expect(placeholder[40..<44].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self).littleEndian } == 0)
+        let pcm = Data(count: 4_800)
+        #expect(try PCMWAV.header(dataByteCount: pcm.count, sampleRate: 24_000) + pcm == PCMWAV.wrap(pcm16LittleEndian: pcm, sampleRate: 24_000))
+        // The largest data chunk a RIFF size holds, and one frame more.
+        let largest = Int(UInt32.max) - (PCMWAV.headerSize - 8) - 1
+        #expect(try PCMWAV.header(dataByteCount: largest - largest % 2, sampleRate: 24_000).count == PCMWAV.headerSize)
+        #expect(throws: PCMWAVError.tooLarge(byteCount: Int(UInt32.max) + 1)) {
+            try PCMWAV.header(dataByteCount: Int(UInt32.max) + 1, sampleRate: 24_000)
+        }
+        #expect(throws: PCMWAVError.partialFrame(byteCount: -2)) { try PCMWAV.header(dataByteCount: -2, sampleRate: 24_000) }
+    }
+
     @Test func refusesWhatAHeaderCannotHold() {
         #expect(throws: PCMWAVError.partialFrame(byteCount: 3)) { try PCMWAV.wrap(pcm16LittleEndian: Data(count: 3), sampleRate: 24_000) }
         #expect(throws: PCMWAVError.partialFrame(byteCount: 6)) {

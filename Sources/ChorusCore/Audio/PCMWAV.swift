@@ -19,6 +19,13 @@ public enum PCMWAV {
 
     /// `pcm` (16-bit signed little-endian, interleaved `channels`) at `sampleRate` Hz as a WAV file.
     public static func wrap(pcm16LittleEndian pcm: Data, sampleRate: Int, channels: Int = 1) throws -> Data {
+        try header(dataByteCount: pcm.count, sampleRate: sampleRate, channels: channels) + pcm
+    }
+
+    /// The 44-byte header of a WAV file whose `data` chunk holds `dataByteCount` bytes of 16-bit PCM (`channels`
+    /// interleaved, `sampleRate` Hz): for audio written after its header, e.g. spooled to a file and the header
+    /// rewritten at the end.
+    public static func header(dataByteCount: Int, sampleRate: Int, channels: Int = 1) throws -> Data {
         guard sampleRate > 0, sampleRate <= Int(UInt32.max), channels > 0, channels <= Int(UInt16.max) else {
             throw PCMWAVError.invalidFormat(sampleRate: sampleRate, channels: channels)
         }
@@ -26,9 +33,9 @@ public enum PCMWAV {
         guard !blockOverflow, blockAlign <= Int(UInt16.max) else { throw PCMWAVError.invalidFormat(sampleRate: sampleRate, channels: channels) }
         let (byteRate, rateOverflow) = sampleRate.multipliedReportingOverflow(by: blockAlign)
         guard !rateOverflow, byteRate <= Int(UInt32.max) else { throw PCMWAVError.invalidFormat(sampleRate: sampleRate, channels: channels) }
-        guard pcm.count % blockAlign == 0 else { throw PCMWAVError.partialFrame(byteCount: pcm.count) }
-        let (riffSize, sizeOverflow) = pcm.count.addingReportingOverflow(headerSize - 8)
-        guard !sizeOverflow, riffSize <= Int(UInt32.max) else { throw PCMWAVError.tooLarge(byteCount: pcm.count) }
+        guard dataByteCount >= 0, dataByteCount % blockAlign == 0 else { throw PCMWAVError.partialFrame(byteCount: dataByteCount) }
+        let (riffSize, sizeOverflow) = dataByteCount.addingReportingOverflow(headerSize - 8)
+        guard !sizeOverflow, riffSize <= Int(UInt32.max) else { throw PCMWAVError.tooLarge(byteCount: dataByteCount) }
 
         var header = Data(capacity: headerSize)
         func ascii(_ text: String) { header.append(contentsOf: Array(text.utf8)) }
@@ -46,7 +53,7 @@ public enum PCMWAV {
         le16(blockAlign)
         le16(16)
         ascii("data")
-        le32(pcm.count)
-        return header + pcm
+        le32(dataByteCount)
+        return header
     }
 }

@@ -217,7 +217,7 @@ final class AudioStreamSession: Sendable {
         let handle: FileHandle
         do {
             handle = try await context.threadPool.runIfActive {
-                guard FileManager.default.createFile(atPath: spool.path, contents: PCMWAVHeader.bytes(dataBytes: 0), attributes: [.posixPermissions: 0o600])
+                guard FileManager.default.createFile(atPath: spool.path, contents: try PCMWAV.header(dataByteCount: 0, sampleRate: RealtimeTranscriptionSession.sampleRate), attributes: [.posixPermissions: 0o600])
                 else { throw Failure(code: "internal", detail: "Could not store the recording", close: .unexpectedServerError) }
                 let handle = try FileHandle(forWritingTo: spool)
                 try handle.seekToEnd()
@@ -261,7 +261,7 @@ final class AudioStreamSession: Sendable {
         guard count > 0 else { return }
         let settings = context.services.configuration.voiceMessages
         let total = recording.bytes + count
-        guard total + PCMWAVHeader.size <= settings.maxUploadBytes else {
+        guard total + PCMWAV.headerSize <= settings.maxUploadBytes else {
             throw Failure(
                 code: "too_large", detail: "Recordings are limited to \(settings.maxUploadBytes / (1024 * 1024)) MB", close: .messageTooLarge)
         }
@@ -286,7 +286,7 @@ final class AudioStreamSession: Sendable {
         let bytes = recording.bytes
         try await context.threadPool.runIfActive {
             try handle.seek(toOffset: 0)
-            try handle.write(contentsOf: PCMWAVHeader.bytes(dataBytes: bytes))
+            try handle.write(contentsOf: PCMWAV.header(dataByteCount: bytes, sampleRate: RealtimeTranscriptionSession.sampleRate))
             try handle.close()
         }
         recording.live?.commit()
@@ -296,7 +296,7 @@ final class AudioStreamSession: Sendable {
         let record: AudioRecord
         do {
             record = try await AudioController(services: services).storeSpooled(
-                recording.spool, size: Int64(bytes + PCMWAVHeader.size), declared: .wav, mediaType: "audio/wav", longForm: recording.longForm,
+                recording.spool, size: Int64(bytes + PCMWAV.headerSize), declared: .wav, mediaType: "audio/wav", longForm: recording.longForm,
                 userID: context.userID, profile: context.profile, store: context.store, threadPool: context.threadPool, logger: context.logger)
         } catch let error as APIError {
             recording.live?.close()
@@ -407,30 +407,5 @@ final class AudioStreamSession: Sendable {
 
     static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? String(Int(clampingRounded: seconds)) : String(format: "%.1f", seconds)
-    }
-}
-
-/// The 44-byte header of a RIFF/WAVE file of 16-bit mono PCM at 24 kHz holding `dataBytes` bytes of samples.
-enum PCMWAVHeader {
-    static let size = 44
-
-    static func bytes(dataBytes: Int) -> Data {
-        let data = UInt32(clamping: dataBytes)
-        var header = Data(capacity: size)
-        func append(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { header.append(contentsOf: $0) } }
-        func append16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { header.append(contentsOf: $0) } }
-        header.append(contentsOf: Array("RIFF".utf8))
-        append(data.addingReportingOverflow(36).overflow ? UInt32.max : data + 36)
-        header.append(contentsOf: Array("WAVEfmt ".utf8))
-        append(16)
-        append16(1)  // PCM
-        append16(1)  // mono
-        append(UInt32(RealtimeTranscriptionSession.sampleRate))
-        append(UInt32(RealtimeTranscriptionSession.sampleRate * 2))
-        append16(2)
-        append16(16)
-        header.append(contentsOf: Array("data".utf8))
-        append(data)
-        return header
     }
 }
