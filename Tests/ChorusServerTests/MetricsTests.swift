@@ -159,10 +159,12 @@ struct MetricsTests {
             }
 
             // The ended call is counted right after the update that ended it commits, which the call's detail can show
-            // first: wait for the count (a loaded CI machine scraped in between once).
+            // first: wait for the count (a loaded CI machine scraped in between once). Its label is the reason known
+            // when Twilio's final status arrived: the bridge saves "callee_hangup" when the media stream closes, which
+            // may come after that status (docs/operations.md), and then it is counted as "completed".
             #expect(detail.call.endedReason == "callee_hangup")
             try await server.eventually("the ended call is counted") {
-                Self.value(try await Self.scrape(server), "chorus_calls_ended_total", ["status": "completed", "ended_reason": "callee_hangup"]) != nil
+                Self.value(try await Self.scrape(server), "chorus_calls_ended_total", ["status": "completed"]) != nil
             }
 
             let healthBefore = server.app.chorus.providerHealth.figures().map { [$0.provider, $0.operation, String($0.calls)] }
@@ -192,7 +194,9 @@ struct MetricsTests {
             Self.checkHistogram(families, "chorus_http_request_duration_seconds", bounds: ChorusMetrics.httpBuckets.count)
 
             // Calls: the one that ended, none in progress.
-            #expect(Self.value(families, "chorus_calls_ended_total", ["status": "completed", "ended_reason": "callee_hangup"]) == 1)
+            #expect(Self.value(families, "chorus_calls_ended_total", ["status": "completed"]) == 1)
+            let endedReasons = Self.samples(families, "chorus_calls_ended_total", ["status": "completed"]).filter { $0.value > 0 }.compactMap { $0.labels["ended_reason"] }
+            #expect(endedReasons == ["callee_hangup"] || endedReasons == ["completed"], "counted once, with the reason known then: \(endedReasons)")
             #expect(Self.value(families, "chorus_calls_in_progress") == 0)
             #expect(Self.value(families, "chorus_open_connections", ["kind": "media_stream"]) == 0)
             #expect(Self.value(families, "chorus_open_connections", ["kind": "websocket"]) == 0)
