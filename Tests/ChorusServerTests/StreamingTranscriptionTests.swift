@@ -170,6 +170,33 @@ struct StreamingTranscriptionTests {
         }
     }
 
+    /// A recording stream is one of the user's WebSockets: with `CHORUS_WS_PER_USER=1`, an open stream makes the next
+    /// `/audio/stream` or `/ws` a 429 before the upgrade, and its place is given back when it closes.
+    @Test("recording streams count toward the user's cap of open WebSockets", arguments: TestDatabase.all)
+    func streamsCountTowardTheSocketCap(_ database: TestDatabase) async throws {
+        try await TestServer.run(on: database, environment: ["CHORUS_WS_PER_USER": "1"]) { server in
+            let carol = try await Self.person(server, name: "carol")
+            let hub = server.app.chorus.messaging.hub
+            let first = try await StreamClient.connect(server, token: carol.token)
+            try await first.send(.start())
+            _ = try await first.next("ready")
+            #expect(hub.admittedCount == 1)
+            for path in ["/audio/stream", "/ws"] {
+                let refused = try await server.request(.GET, path, token: carol.token)
+                #expect(refused.status == 429, "\(path): \(refused.text)")
+                #expect(refused.text.contains("at most 1 WebSockets per user"), "\(path): \(refused.text)")
+            }
+            try await first.send(AudioStreamClientMessage(type: "cancel"))
+            #expect(try await first.closed() == .normalClosure)
+            try await server.eventually("the stream's place is given back") { hub.admittedCount == 0 }
+            let second = try await StreamClient.connect(server, token: carol.token)
+            try await second.send(.start())
+            _ = try await second.next("ready")
+            try await second.send(AudioStreamClientMessage(type: "cancel"))
+            #expect(try await second.closed() == .normalClosure)
+        }
+    }
+
     @Test("bad input ends the stream with a coded error event, never a crash", arguments: TestDatabase.all)
     func refusesBadInput(_ database: TestDatabase) async throws {
         try await TestServer.run(

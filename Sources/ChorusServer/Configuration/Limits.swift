@@ -27,7 +27,7 @@ extension ChorusConfiguration {
     /// Caps on the long-lived connections of this instance (the `/ws` WebSockets and the server-sent event streams)
     /// and on what clients send over `/ws`. Per instance, like the rate limits.
     public struct ConnectionLimits: Sendable, Equatable {
-        /// Open `/ws` WebSockets of one user (`CHORUS_WS_PER_USER`).
+        /// Open WebSockets of one user, `/ws` and recording streams together (`CHORUS_WS_PER_USER`).
         public var webSocketsPerUser: Int
         /// Open event streams of one user: call progress, story progress (`CHORUS_SSE_PER_USER`).
         public var eventStreamsPerUser: Int

@@ -43,10 +43,22 @@ struct AudioStreamController: RouteCollection {
         // Refusals that need no socket are HTTP answers before the upgrade: voice features off (403), a spent budget (503).
         let profile = try await VoicePrivacy.requireVoiceAllowed(userID: user.id, store: req.store, now: services.now())
         try await services.messaging.meter.requireBudget()
+        // A recording stream is one of the user's WebSockets: it counts toward the caps of `/ws` (CHORUS_WS_PER_USER,
+        // 429; CHORUS_MAX_REALTIME_CONNECTIONS, 503), checked before the upgrade; a socket that loses a race for the
+        // last place after it is closed with 1013.
+        let hub = services.messaging.hub
+        if let refusal = hub.refusal(for: .webSocket, userID: user.id) { throw refusal.apiError }
         let context = AudioStreamSession.Context(
             services: services, userID: user.id, profile: profile, store: try req.store, threadPool: req.application.threadPool,
             logger: req.logger, eventLoop: req.eventLoop)
         return req.webSocket(maxFrameSize: .init(integerLiteral: 1 << 20)) { _, socket in
+            do {
+                try hub.admit(.webSocket, userID: user.id)
+            } catch {
+                socket.close(code: SocketOutbox.slowConsumerCloseCode, promise: nil)
+                return
+            }
+            socket.onClose.whenComplete { _ in hub.release(.webSocket, userID: user.id) }
             AudioStreamSession(context: context, socket: socket).start()
         }
     }
