@@ -231,12 +231,14 @@ public struct ConversationsClient: Sendable {
     /// ```
     ///
     /// - Parameters:
-    ///   - interval: how often the server is asked, in seconds (0.05–5).
+    ///   - interval: how often the server is asked, in seconds, kept within 0.05–5 (NaN means the default).
     /// - Throws: as ``startPlayback(of:last:)``; the stream ends with the error.
     public func playbackUpdates(
         of conversationID: String, last: Int = 10, interval: TimeInterval = 0.25
     ) -> AsyncThrowingStream<ConversationPlayback, any Error> {
-        let pause = Duration.milliseconds(Int((min(max(interval, 0.05), 5) * 1000).rounded()))
+        // Within 0.05–5 s whatever is passed (NaN, which no comparison bounds, is the default): never a trap.
+        let seconds = interval.isNaN ? 0.25 : min(max(interval, 0.05), 5)
+        let pause = Duration.milliseconds(Int((seconds * 1000).rounded()))
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {

@@ -175,6 +175,10 @@ struct MessagingVoiceProfileTests {
             let finished = try #require(updates.last)
             #expect(updates.count >= 1 && finished.isFinished && finished.status == .ready)
             #expect(finished.clips.allSatisfy { $0.isCached && $0.audioURL != nil } && finished.timeline == playback.timeline)
+            // An interval no comparison bounds (NaN) polls at the default instead of trapping.
+            var nanUpdates: [ConversationPlayback] = []
+            for try await update in bob.chorus.conversations.playbackUpdates(of: direct.id, last: 3, interval: .nan) { nanUpdates.append(update) }
+            #expect(nanUpdates.last?.isFinished == true)
             let again = try await bob.chorus.conversations.playbackState(id: finished.id, in: direct.id)
             #expect(again.id == finished.id && again.status == .ready)
             #expect(await chorusStatus { try await alice.chorus.conversations.playbackState(id: finished.id, in: direct.id) } == 404)
